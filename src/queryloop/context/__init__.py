@@ -1,0 +1,1 @@
+"""queryloop.context"""

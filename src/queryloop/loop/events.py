@@ -1,0 +1,53 @@
+"""What `query_loop()` yields: small frozen events a UI, a transcript or a test consumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from ..messages.types import Message
+from ..providers.base import StreamEvent
+from .reasons import Continue, Terminal
+
+
+@dataclass(frozen=True, slots=True)
+class RequestStart:
+    """A model request is about to be sent (one per attempt)."""
+
+    turn: int
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class StreamDelta:
+    """A raw provider event (text, thinking and tool-input deltas) for live UIs."""
+
+    event: StreamEvent
+
+
+@dataclass(frozen=True, slots=True)
+class MessageEvent:
+    """A message was created and appended to the array (persist it now)."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class TransitionEvent:
+    """The loop is going on for `reason`."""
+
+    reason: Continue
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalEvent:
+    """The loop ended. Always the last event. `detail` says why in words a person can use."""
+
+    reason: Terminal
+    turn: int
+    detail: str = ""
+    error: BaseException | None = None
+
+
+LoopEvent: TypeAlias = RequestStart | StreamDelta | MessageEvent | TransitionEvent | TerminalEvent

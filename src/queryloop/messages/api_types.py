@@ -1,0 +1,35 @@
+"""Wire shapes of a Messages API request, as TypedDicts (the edge of the system)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+
+ApiContentBlock: TypeAlias = dict[str, Any]
+
+
+class ApiMessage(TypedDict):
+    """One message of the API's strict user/assistant alternation."""
+
+    role: Literal["user", "assistant"]
+    content: list[ApiContentBlock]
+
+
+class ApiSystemBlock(TypedDict):
+    """A text block of the `system` parameter."""
+
+    type: Literal["text"]
+    text: str
+    cache_control: NotRequired[dict[str, Any]]
+
+
+class ApiTool(TypedDict):
+    """A client tool definition."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    cache_control: NotRequired[dict[str, Any]]
+
+
+ApiRequest: TypeAlias = dict[str, Any]
+"""A whole request body (model, max_tokens, system, messages, tools, thinking, ...)."""

@@ -1,0 +1,130 @@
+"""Small constructors so callers never assemble message dataclasses by hand."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .blocks import (
+    AssistantContentBlock,
+    DocumentBlock,
+    ImageBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserContentBlock,
+)
+from .types import (
+    AssistantMessage,
+    Attachment,
+    AttachmentMessage,
+    SystemMessage,
+    SystemSubtype,
+    TombstoneMessage,
+    UserMessage,
+)
+
+INTERRUPTED_BY_USER = "[Request interrupted by user]"
+INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
+
+
+def user_message(
+    content: str | Iterable[UserContentBlock],
+    *,
+    is_meta: bool = False,
+    is_compact_summary: bool = False,
+    parent_tool_use_id: str | None = None,
+) -> UserMessage:
+    """A user message from text or blocks."""
+    body = content if isinstance(content, str) else tuple(content)
+    return UserMessage(
+        content=body,
+        is_meta=is_meta,
+        is_compact_summary=is_compact_summary,
+        parent_tool_use_id=parent_tool_use_id,
+    )
+
+
+def meta_user_message(text: str) -> UserMessage:
+    """A system-generated user message the model sees but transcripts shown to people hide."""
+    return user_message(text, is_meta=True)
+
+
+def tool_result_message(
+    tool_use_id: str,
+    content: str | Iterable[TextBlock | ImageBlock | DocumentBlock],
+    *,
+    is_error: bool = False,
+) -> UserMessage:
+    """A user message holding exactly one tool_result."""
+    body = content if isinstance(content, str) else tuple(content)
+    return UserMessage(
+        content=(ToolResultBlock(tool_use_id=tool_use_id, content=body, is_error=is_error),)
+    )
+
+
+def assistant_message(
+    content: str | Iterable[AssistantContentBlock],
+    *,
+    message_id: str = "",
+    model: str = "",
+    stop_reason: str | None = "end_turn",
+) -> AssistantMessage:
+    """An assistant message from text or blocks."""
+    blocks = (TextBlock(text=content),) if isinstance(content, str) else tuple(content)
+    return AssistantMessage(
+        content=blocks, message_id=message_id, model=model, stop_reason=stop_reason
+    )
+
+
+def system_message(
+    subtype: SystemSubtype,
+    content: str = "",
+    *,
+    level: str = "info",
+    metadata: Mapping[str, Any] | None = None,
+) -> SystemMessage:
+    """A local system event."""
+    lvl = level if level in ("info", "warning", "error") else "info"
+    return SystemMessage(
+        subtype=subtype,
+        content=content,
+        level=lvl,  # type: ignore[arg-type]
+        metadata=dict(metadata or {}),
+    )
+
+
+def compact_boundary(trigger: str, pre_tokens: int, **extra: Any) -> SystemMessage:
+    """The marker a compaction leaves: everything before it is summarised after it."""
+    return system_message(
+        SystemSubtype.COMPACT_BOUNDARY,
+        "Conversation compacted",
+        metadata={"trigger": trigger, "pre_tokens": pre_tokens, **extra},
+    )
+
+
+def attachment_message(type: str, **data: Any) -> AttachmentMessage:
+    """An attachment message of the given type."""
+    return AttachmentMessage(attachment=Attachment(type=type, data=data))
+
+
+def tombstone(target_uuid: str, reason: str = "") -> TombstoneMessage:
+    """A tombstone voiding `target_uuid`."""
+    return TombstoneMessage(target_uuid=target_uuid, reason=reason)
+
+
+def synthetic_tool_result(tool_use: ToolUseBlock, reason: str) -> ToolResultBlock:
+    """An error result for a tool call that never ran or never finished."""
+    return ToolResultBlock(tool_use_id=tool_use.id, content=reason, is_error=True)
+
+
+def text_of(message: UserMessage | AssistantMessage) -> str:
+    """All text blocks of a message joined; tool blocks and thinking are ignored."""
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(b.text for b in message.content if isinstance(b, TextBlock))
+
+
+def tool_uses_of(message: AssistantMessage) -> list[ToolUseBlock]:
+    """The tool_use blocks of an assistant message, in order."""
+    return [b for b in message.content if isinstance(b, ToolUseBlock)]

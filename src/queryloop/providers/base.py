@@ -1,0 +1,186 @@
+"""The provider seam: `ModelRequest` in, canonical stream events out.
+
+Canonical content is the Anthropic block shape (`queryloop.messages.blocks`); every provider
+maps to and from it at its edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from ..abort import AbortSignal
+from ..messages.api_types import ApiMessage, ApiSystemBlock, ApiTool
+from ..messages.blocks import AssistantContentBlock
+from ..messages.usage import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """Everything one model call needs. `messages` are already normalized API messages and
+    `system`/`tools`/`messages` already carry the cache_control breakpoints they should."""
+
+    model: str
+    messages: Sequence[ApiMessage]
+    max_tokens: int
+    system: Sequence[ApiSystemBlock] = ()
+    tools: Sequence[ApiTool] = ()
+    thinking: Mapping[str, Any] | None = None
+    temperature: float | None = None
+    tool_choice: Mapping[str, Any] | None = None
+    metadata: Mapping[str, Any] | None = None
+    stop_sequences: Sequence[str] = ()
+    cache_ttl: str | None = None
+    """The TTL written into cache_control markers ("5m" or "1h"); None when caching is off."""
+    context_management: Mapping[str, Any] | None = None
+    """Anthropic server-side context editing (for example clearing old tool results)."""
+    betas: Sequence[str] = ()
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_body(self) -> dict[str, Any]:
+        """The Messages API request body (without `stream`)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": list(self.messages),
+        }
+        if self.system:
+            body["system"] = list(self.system)
+        if self.tools:
+            body["tools"] = list(self.tools)
+        if self.thinking is not None:
+            body["thinking"] = dict(self.thinking)
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.tool_choice is not None:
+            body["tool_choice"] = dict(self.tool_choice)
+        if self.metadata:
+            body["metadata"] = dict(self.metadata)
+        if self.stop_sequences:
+            body["stop_sequences"] = list(self.stop_sequences)
+        if self.context_management is not None:
+            body["context_management"] = dict(self.context_management)
+        body.update(self.extra_body)
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """A whole assistant response, assembled from the stream."""
+
+    id: str
+    model: str
+    content: tuple[AssistantContentBlock, ...]
+    stop_reason: str | None
+    usage: Usage
+    stop_sequence: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStart:
+    """The response began."""
+
+    message_id: str
+    model: str
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStart:
+    """A content block began; for tool_use, its id and name are known already."""
+
+    index: int
+    block_type: str
+    tool_use_id: str | None = None
+    tool_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """More text for block `index`."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """More thinking for block `index`."""
+
+    index: int
+    thinking: str
+
+
+@dataclass(frozen=True, slots=True)
+class InputJsonDelta:
+    """More of a tool_use input's JSON for block `index` (not parseable on its own)."""
+
+    index: int
+    partial_json: str
+
+
+@dataclass(frozen=True, slots=True)
+class BlockComplete:
+    """Block `index` is complete; `block` is final (a tool_use has its whole input)."""
+
+    index: int
+    block: AssistantContentBlock
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelta:
+    """Top-level changes near the end: the stop reason and cumulative output usage."""
+
+    stop_reason: str | None
+    usage: Usage
+    stop_sequence: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageComplete:
+    """The response ended; `response` is the whole message."""
+
+    response: ModelResponse
+
+
+StreamEvent: TypeAlias = (
+    MessageStart
+    | BlockStart
+    | TextDelta
+    | ThinkingDelta
+    | InputJsonDelta
+    | BlockComplete
+    | MessageDelta
+    | MessageComplete
+)
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    """A model API. `stream` yields canonical events and ends with `MessageComplete`, or raises
+    a `ProviderError` (after its own bounded retries for retryable failures that happened
+    before any event was yielded)."""
+
+    name: str
+
+    def stream(
+        self, request: ModelRequest, abort: AbortSignal | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """Send `request` and stream the response."""
+        ...
+
+
+async def complete(
+    provider: ModelProvider, request: ModelRequest, abort: AbortSignal | None = None
+) -> ModelResponse:
+    """Run a request to completion and return the whole response (for side calls)."""
+    response: ModelResponse | None = None
+    async for event in provider.stream(request, abort):
+        if isinstance(event, MessageComplete):
+            response = event.response
+    if response is None:
+        from .errors import StreamInterruptedError
+
+        raise StreamInterruptedError("the stream ended without a message_stop event")
+    return response

@@ -1,0 +1,233 @@
+"""The Tool protocol and what a tool call sees.
+
+A tool is: a name the model calls it by, a description, a pydantic input model (which gives
+the JSON schema the model sees and validates what it sends), flags that drive scheduling
+(`is_concurrency_safe`) and permissions (`is_read_only`), and `call()`, an async generator of
+progress and exactly one `ToolResult`.
+
+Errors: raise `ToolError` (or return a `ToolResult` with is_error) for anything the model
+should read and react to. The executor turns every exception into an is_error tool_result;
+a tool can never crash the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
+
+from ..abort import AbortSignal
+from ..errors import QueryloopError
+from ..messages.blocks import DocumentBlock, ImageBlock, TextBlock
+from ..messages.types import Message
+
+DEFAULT_MAX_RESULT_CHARS = 100_000
+
+
+class ToolError(QueryloopError):
+    """A tool failed in a way the model should be told about (message is shown to it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProgress:
+    """Intermediate output of a running tool, for UIs (never sent to the model)."""
+
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The one result of a tool call.
+
+    `content` becomes the tool_result's content; `data` is structured output for UIs and
+    hooks; `new_messages` are extra messages (for example attachments) to append after it.
+    """
+
+    content: str | tuple[TextBlock | ImageBlock | DocumentBlock, ...]
+    is_error: bool = False
+    data: Any = None
+    new_messages: tuple[Message, ...] = ()
+
+
+@dataclass(slots=True)
+class FileReadRecord:
+    """What the agent saw of a file when it last read or wrote it (Edit requires it)."""
+
+    mtime_ns: int
+    size: int
+    partial: bool = False
+
+
+@dataclass
+class ToolContext:
+    """Mutable per-session state shared by tool calls.
+
+    The Bash tool keeps `cwd` across calls; Read records `read_files` so Edit and Write can
+    insist the file was read and has not changed since; TodoWrite keeps `todos`.
+    """
+
+    cwd: Path
+    abort: AbortSignal = field(default_factory=AbortSignal)
+    additional_dirs: list[Path] = field(default_factory=list)
+    read_files: dict[str, FileReadRecord] = field(default_factory=dict)
+    todos: list[dict[str, Any]] = field(default_factory=list)
+    session_dir: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+    """Free-form state for user tools and extensions; keys should be namespaced."""
+
+    @property
+    def working_dirs(self) -> list[Path]:
+        """The folders the agent may work in without asking: cwd and additional dirs."""
+        return [self.cwd, *self.additional_dirs]
+
+    def resolve(self, path: str) -> Path:
+        """An absolute path, relative ones taken from `cwd`; `~` is expanded."""
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else self.cwd / p
+
+
+PermissionBehavior = Literal["allow", "deny", "ask", "passthrough"]
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDecision:
+    """A verdict on one tool call. `passthrough` leaves it to the rules and the mode."""
+
+    behavior: PermissionBehavior
+    message: str = ""
+    updated_input: Mapping[str, Any] | None = None
+    rule: str | None = None
+
+
+ALLOW = PermissionDecision("allow")
+PASSTHROUGH = PermissionDecision("passthrough")
+
+InputT = TypeVar("InputT", bound=BaseModel)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """What the executor needs of a tool."""
+
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    max_result_chars: int
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema the model sees (type object)."""
+        ...
+
+    def is_concurrency_safe(self, input: Any) -> bool:
+        """True when this call may run in parallel with other safe calls."""
+        ...
+
+    def is_read_only(self, input: Any) -> bool:
+        """True when this call changes nothing (plan mode allows only these)."""
+        ...
+
+    async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
+        """An actionable error message when the input cannot run, else None."""
+        ...
+
+    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
+        """The tool's own view (for example: a path outside the working folders asks)."""
+        ...
+
+    def permission_subject(self, input: Any) -> str | None:
+        """What permission rules match against: a command for Bash, a path for file tools."""
+        ...
+
+    def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
+        """Run the tool: any number of ToolProgress, then exactly one ToolResult."""
+        ...
+
+
+class BaseTool(Generic[InputT]):
+    """Defaults for the Tool protocol; subclasses set the class attributes and `call`."""
+
+    name: str = ""
+    description: str = ""
+    input_model: type[BaseModel] = BaseModel
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    read_only: bool = False
+    concurrency_safe: bool = False
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        schema.setdefault("type", "object")
+        return schema
+
+    def is_concurrency_safe(self, input: Any) -> bool:
+        return self.concurrency_safe
+
+    def is_read_only(self, input: Any) -> bool:
+        return self.read_only
+
+    async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
+        return None
+
+    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
+        return PASSTHROUGH
+
+    def permission_subject(self, input: Any) -> str | None:
+        return None
+
+    async def call(  # pragma: no cover - abstract
+        self, input: Any, ctx: ToolContext
+    ) -> AsyncIterator[ToolProgress | ToolResult]:
+        raise NotImplementedError
+        yield
+
+
+class PermissionChecker(Protocol):
+    """Decides whether a validated tool call may run (modes, rules, callbacks, prompts).
+
+    Returns allow (optionally with an updated input) or deny with a message the model reads.
+    """
+
+    async def check(
+        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
+    ) -> PermissionDecision: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PreToolUseOutcome:
+    """What PreToolUse hooks decided. `decision` None means no opinion."""
+
+    decision: Literal["allow", "deny", "ask"] | None = None
+    reason: str = ""
+    updated_input: Mapping[str, Any] | None = None
+    stop_reason: str | None = None
+    """Set when a hook asked to stop the whole loop (terminal hook_stopped)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PostToolUseOutcome:
+    """What PostToolUse hooks said: context for the model, a block message, or a stop."""
+
+    additional_context: str | None = None
+    block_reason: str | None = None
+    stop_reason: str | None = None
+
+
+class ToolHooks(Protocol):
+    """Hook points the executor calls around every tool call."""
+
+    async def pre_tool_use(
+        self, tool_name: str, input: Mapping[str, Any], tool_use_id: str, ctx: ToolContext
+    ) -> PreToolUseOutcome: ...
+
+    async def post_tool_use(
+        self,
+        tool_name: str,
+        input: Mapping[str, Any],
+        result: ToolResult,
+        tool_use_id: str,
+        ctx: ToolContext,
+    ) -> PostToolUseOutcome: ...
