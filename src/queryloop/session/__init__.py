@@ -1,1 +1,42 @@
-"""queryloop.session"""
+"""Durable sessions: append-only JSONL transcripts, tolerant loading with repair, listing.
+
+writer = Transcript(session_path(new_session_id(), cwd))
+writer.append(message)                 # one line, fsynced before it returns
+loaded = load_transcript(writer.path)  # LoadedSession(messages, session_id, ...)
+"""
+
+from .listing import SessionSummary, list_sessions
+from .repair import INTERRUPTED_TOOL_RESULT, LoadedSession, load_transcript
+from .store import (
+    AmbiguousSessionError,
+    SessionError,
+    SessionNotFoundError,
+    find_session,
+    latest_session,
+    new_session_id,
+    project_dir,
+    project_key,
+    queryloop_home,
+    session_path,
+)
+from .transcript import FORMAT_VERSION, Transcript
+
+__all__ = [
+    "FORMAT_VERSION",
+    "INTERRUPTED_TOOL_RESULT",
+    "AmbiguousSessionError",
+    "LoadedSession",
+    "SessionError",
+    "SessionNotFoundError",
+    "SessionSummary",
+    "Transcript",
+    "find_session",
+    "latest_session",
+    "list_sessions",
+    "load_transcript",
+    "new_session_id",
+    "project_dir",
+    "project_key",
+    "queryloop_home",
+    "session_path",
+]

@@ -1,0 +1,270 @@
+"""Load a transcript tolerantly and repair what a crash leaves behind.
+
+What a kill can leave, and what loading does about it:
+
+- a truncated or garbled line (the record in flight): skipped and reported;
+- a record kind this version does not know: skipped (newer writers may add kinds);
+- a message written twice (a retried append): the later copy is dropped by uuid;
+- a tool_use whose tool_result never arrived (killed during the tool call): a synthetic
+  `is_error` tool_result is inserted right after the assistant message and ALSO appended to
+  the file (with `"repair": true` and the assistant message as its parent) so the transcript
+  stays consistent and a second load finds nothing to repair.
+
+The array is rebuilt from the last compact boundary onward (everything before it is summarised
+after it) and tombstoned messages are removed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..messages.blocks import ToolResultBlock, ToolUseBlock
+from ..messages.serialization import MessageDecodeError, message_from_dict
+from ..messages.types import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    SystemSubtype,
+    TombstoneMessage,
+    UserMessage,
+)
+from ..messages.usage import Usage
+from .store import SessionNotFoundError
+from .transcript import Transcript
+
+INTERRUPTED_TOOL_RESULT = "[Tool execution was interrupted; the session was resumed]"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSession:
+    """A transcript read back: the message array to continue from and what was found.
+
+    `messages` starts at the last compact boundary, has tombstones applied and orphan
+    tool_uses repaired. `problems` lists, in words, everything skipped or repaired.
+    `last_uuid` is the last message written to the file (the parent of the next append).
+    """
+
+    messages: list[Message]
+    session_id: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    path: Path | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    responses: int = 0
+    repaired: tuple[Message, ...] = ()
+    last_uuid: str | None = None
+
+    def open_transcript(self, *, fsync: bool = True) -> Transcript:
+        """A writer that continues this transcript, chaining parents from `last_uuid`."""
+        if self.path is None:
+            raise SessionNotFoundError("this session was not loaded from a file")
+        writer = Transcript(self.path, self.session_id, fsync=fsync)
+        writer.last_uuid = self.last_uuid
+        return writer
+
+
+@dataclass(slots=True)
+class _Entry:
+    message: Message
+    parent_uuid: str | None
+    repair: bool
+
+
+@dataclass(slots=True)
+class _Reader:
+    """Accumulates records in file order."""
+
+    session_id: str
+    entries: list[_Entry] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    responses: int = 0
+    unknown: dict[str, int] = field(default_factory=dict)
+    duplicates: int = 0
+
+    def feed(self, record: dict[str, Any], lineno: int) -> None:
+        kind = record.get("record")
+        if kind == "message":
+            self._message(record, lineno)
+        elif kind == "meta":
+            skip = {"record", "session_id", "timestamp"}
+            self.metadata.update({k: v for k, v in record.items() if k not in skip})
+        elif kind == "usage":
+            self.usage = self.usage + Usage.from_dict(record.get("usage"))
+            self.cost_usd += float(record.get("cost_usd") or 0.0)
+            self.responses += 1
+        else:
+            self.unknown[str(kind)] = self.unknown.get(str(kind), 0) + 1
+
+    def _message(self, record: dict[str, Any], lineno: int) -> None:
+        try:
+            message = message_from_dict(record["message"])
+        except (MessageDecodeError, KeyError, TypeError) as exc:
+            self.problems.append(f"line {lineno}: undecodable message skipped ({exc})")
+            return
+        if message.uuid in self.seen:
+            self.duplicates += 1
+            return
+        self.seen.add(message.uuid)
+        parent = record.get("parent_uuid")
+        repair = bool(record.get("repair", False))
+        self.entries.append(_Entry(message, parent if isinstance(parent, str) else None, repair))
+        if isinstance(record.get("session_id"), str):
+            self.session_id = record["session_id"]
+
+    def summarize_skips(self) -> None:
+        if self.duplicates:
+            self.problems.append(f"{self.duplicates} duplicate message(s) dropped")
+        for kind, count in sorted(self.unknown.items()):
+            self.problems.append(f"{count} record(s) of unknown kind {kind!r} skipped")
+
+
+def read_records(path: Path, reader: _Reader) -> None:
+    """Feed every parseable line of `path` to `reader`, reporting the ones that are not."""
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    # A file that does not end in a newline was cut mid-record by a kill.
+    last_content = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        lineno = index + 1
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            where = "truncated last line" if index == last_content else f"garbled line {lineno}"
+            reader.problems.append(f"{where} skipped ({len(line)} bytes)")
+            continue
+        if not isinstance(record, dict):
+            reader.problems.append(f"line {lineno}: not a JSON object, skipped")
+            continue
+        reader.feed(record, lineno)
+
+
+def order_entries(entries: list[_Entry]) -> list[Message]:
+    """File order, except that repair records sit right after the message they repair."""
+    repairs: dict[str, list[Message]] = {}
+    plain: list[_Entry] = []
+    for entry in entries:
+        if entry.repair and entry.parent_uuid is not None:
+            repairs.setdefault(entry.parent_uuid, []).append(entry.message)
+        else:
+            plain.append(entry)
+    ordered: list[Message] = []
+    for entry in plain:
+        ordered.append(entry.message)
+        ordered.extend(repairs.pop(entry.message.uuid, ()))
+    for leftover in repairs.values():
+        ordered.extend(leftover)
+    return ordered
+
+
+def from_last_boundary(messages: list[Message]) -> list[Message]:
+    """The array from the last compact boundary (inclusive) onward."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, SystemMessage) and message.subtype == SystemSubtype.COMPACT_BOUNDARY:
+            return messages[index:]
+    return messages
+
+
+def apply_tombstones(messages: Iterable[Message], all_messages: Iterable[Message]) -> list[Message]:
+    """`messages` without tombstones and without the messages any tombstone voids."""
+    voided = {m.target_uuid for m in all_messages if isinstance(m, TombstoneMessage)}
+    return [m for m in messages if not isinstance(m, TombstoneMessage) and m.uuid not in voided]
+
+
+def find_orphans(messages: list[Message]) -> list[tuple[int, list[ToolUseBlock]]]:
+    """For each assistant run with tool_uses never answered later: (index of the run's last
+    message, its orphan tool_uses)."""
+    answered: set[str] = set()
+    for message in messages:
+        if isinstance(message, UserMessage) and not isinstance(message.content, str):
+            answered.update(
+                b.tool_use_id for b in message.content if isinstance(b, ToolResultBlock)
+            )
+    found: list[tuple[int, list[ToolUseBlock]]] = []
+    pending: list[ToolUseBlock] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            pending.extend(
+                b for b in message.content if isinstance(b, ToolUseBlock) and b.id not in answered
+            )
+            next_is_assistant = index + 1 < len(messages) and isinstance(
+                messages[index + 1], AssistantMessage
+            )
+            if pending and not next_is_assistant:
+                found.append((index, pending))
+                pending = []
+    return found
+
+
+def repair_orphans(messages: list[Message]) -> tuple[list[Message], list[tuple[str, Message]]]:
+    """The array with a synthetic error tool_result after every orphan tool_use run, and the
+    inserted messages paired with the uuid of the message each follows."""
+    orphans = find_orphans(messages)
+    if not orphans:
+        return messages, []
+    inserted: list[tuple[str, Message]] = []
+    out = list(messages)
+    for index, uses in reversed(orphans):
+        blocks = tuple(
+            ToolResultBlock(tool_use_id=u.id, content=INTERRUPTED_TOOL_RESULT, is_error=True)
+            for u in uses
+        )
+        fix = UserMessage(content=blocks, is_meta=True)
+        out.insert(index + 1, fix)
+        inserted.append((messages[index].uuid, fix))
+    inserted.reverse()
+    return out, inserted
+
+
+def load_transcript(path: Path | str, *, repair: bool = True) -> LoadedSession:
+    """Read a transcript and rebuild the message array to continue from.
+
+    With `repair` (the default) orphan tool_uses get synthetic error results, which are also
+    appended to the file. Raises SessionNotFoundError when `path` does not exist.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SessionNotFoundError(f"no transcript at {path}")
+    reader = _Reader(session_id=path.stem)
+    read_records(path, reader)
+    reader.summarize_skips()
+    everything = order_entries(reader.entries)
+    last_uuid = reader.entries[-1].message.uuid if reader.entries else None
+    messages = apply_tombstones(from_last_boundary(everything), everything)
+    inserted: list[tuple[str, Message]] = []
+    if repair:
+        messages, inserted = repair_orphans(messages)
+    if inserted:
+        _persist_repairs(path, reader.session_id, inserted)
+        last_uuid = inserted[-1][1].uuid
+        count = sum(len(m.content) for _, m in inserted if isinstance(m, UserMessage))
+        reader.problems.append(f"{count} interrupted tool call(s) given an error result")
+    return LoadedSession(
+        messages=messages,
+        session_id=reader.session_id,
+        metadata=reader.metadata,
+        problems=reader.problems,
+        path=path,
+        usage=reader.usage,
+        cost_usd=reader.cost_usd,
+        responses=reader.responses,
+        repaired=tuple(m for _, m in inserted),
+        last_uuid=last_uuid,
+    )
+
+
+def _persist_repairs(path: Path, session_id: str, inserted: list[tuple[str, Message]]) -> None:
+    with Transcript(path, session_id) as writer:
+        for parent_uuid, message in inserted:
+            writer.append(message, parent_uuid, repair=True)

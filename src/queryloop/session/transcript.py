@@ -1,0 +1,153 @@
+"""The append-only JSONL transcript writer.
+
+One JSON object per line, each with a `record` kind:
+
+- `message`: `{"record": "message", "session_id", "parent_uuid", "message": {...}}` where
+  `message` is `queryloop.messages.message_to_dict(...)`. A record may carry `"repair": true`
+  when the loader synthesised it (see `repair.py`).
+- `meta`: `{"record": "meta", "session_id", "timestamp", ...}` facts about the session
+  (model, cwd, title, format version); later values win.
+- `usage`: `{"record": "usage", "session_id", "timestamp", "model", "usage", "cost_usd"}`,
+  one per model response.
+
+Every record is written with one `write()` on an `O_APPEND` descriptor and fsynced before
+`append` returns, so a kill at any moment loses at most the record being written (which the
+reader then skips as a truncated last line). The reference system batches its writes and loses
+the last turns when killed; this is the fix, and it costs one fsync per message (see bench).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..messages.serialization import message_to_dict
+from ..messages.types import Message, now_iso
+from ..messages.usage import Usage
+
+FORMAT_VERSION = 1
+_UNSET: Any = object()
+
+
+class Transcript:
+    """An open, append-only session transcript at `path`.
+
+    `append(message)` chains `parent_uuid` to the previously appended message unless one is
+    given. Safe to use as a context manager; `close()` is idempotent.
+    """
+
+    def __init__(self, path: Path | str, session_id: str | None = None, *, fsync: bool = True):
+        self.path = Path(path)
+        self.session_id = session_id or self.path.stem
+        self.fsync = fsync
+        self.last_uuid: str | None = None
+        self._fd: int | None = None
+
+    def _open(self) -> int:
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            created = not self.path.exists()
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if created and self.fsync:
+                _fsync_dir(self.path.parent)
+            elif not created and _ends_without_newline(self.path):
+                # A kill cut the last record; start on a fresh line so ours stays parseable.
+                os.write(self._fd, b"\n")
+        return self._fd
+
+    def append_record(self, record: Mapping[str, Any]) -> None:
+        """Write one record as one line and make it durable before returning."""
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        fd = self._open()
+        data = line.encode("utf-8")
+        written = 0
+        # os.write may write less than asked for; loop so a record is never left half-written
+        # by us (only by a kill, which the reader tolerates).
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        if self.fsync:
+            os.fsync(fd)
+
+    def append(
+        self, message: Message, parent_uuid: str | None = _UNSET, *, repair: bool = False
+    ) -> None:
+        """Persist one message. `parent_uuid` defaults to the last message appended."""
+        parent = self.last_uuid if parent_uuid is _UNSET else parent_uuid
+        record: dict[str, Any] = {
+            "record": "message",
+            "session_id": self.session_id,
+            "parent_uuid": parent,
+            "message": message_to_dict(message),
+        }
+        if repair:
+            record["repair"] = True
+        self.append_record(record)
+        self.last_uuid = message.uuid
+
+    def append_meta(self, **fields: Any) -> None:
+        """Record facts about the session (model, cwd, title, ...); later values win."""
+        record = {"record": "meta", "session_id": self.session_id, "timestamp": now_iso()}
+        record.update(fields)
+        self.append_record(record)
+
+    def append_usage(self, usage: Usage, *, cost_usd: float, model: str = "") -> None:
+        """Record one model response's token usage and its cost in US dollars."""
+        self.append_record(
+            {
+                "record": "usage",
+                "session_id": self.session_id,
+                "timestamp": now_iso(),
+                "model": model,
+                "usage": usage.to_dict(),
+                "cost_usd": cost_usd,
+            }
+        )
+
+    def start(self, *, model: str = "", cwd: str = "", **fields: Any) -> None:
+        """Write the opening meta record (format version, model, cwd)."""
+        self.append_meta(format=FORMAT_VERSION, model=model, cwd=cwd, **fields)
+
+    def close(self) -> None:
+        """Close the file descriptor (records are already durable)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> Transcript:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # A forgotten close must not leak descriptors in long-lived hosts.
+        try:
+            self.close()
+        except OSError:
+            pass
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a newly created file's directory entry durable too."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _ends_without_newline(path: Path) -> bool:
+    size = path.stat().st_size
+    if size == 0:
+        return False
+    with path.open("rb") as handle:
+        handle.seek(size - 1)
+        return handle.read(1) != b"\n"
