@@ -1,0 +1,166 @@
+"""Phase two, file-based: files that changed on disk since the agent read them, and memory
+files (QUERYLOOP.md, AGENTS.md) in folders below the working directory the agent touched.
+
+Both are stateless in the delta style: what was already announced is read back from earlier
+attachments in the history, so nothing is announced twice and a compaction that removed the
+old attachments simply allows a fresh announcement.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...messages.blocks import ToolResultBlock, ToolUseBlock
+from ...messages.types import AssistantMessage, Attachment, AttachmentMessage, Message, UserMessage
+from ..kinds import AttachmentType
+from ..user_context import MEMORY_FILE_NAMES, read_memory_file
+
+if TYPE_CHECKING:
+    from ..attachments import AttachmentContext
+
+FILE_SNAPSHOTS_KEY = "queryloop.file_snapshots"
+"""`ToolContext.extras` key: path -> the text the agent last saw. When present, a changed
+file is announced as a diff against it; otherwise as a snippet of the new content. The
+provider stores the new text there after announcing."""
+
+MAX_DIFF_LINES = 60
+MAX_SNIPPET_LINES = 40
+PATH_INPUT_KEYS = ("file_path", "path", "notebook_path")
+
+
+async def edited_files(ctx: AttachmentContext, messages: Sequence[Message]) -> list[Attachment]:
+    """An `edited_file` attachment per read file whose mtime or size moved since last seen."""
+    tc = ctx.tool_context
+    if tc is None:
+        return []
+    announced = _announced_versions(messages)
+    snapshots: dict[str, str] = tc.extras.setdefault(FILE_SNAPSHOTS_KEY, {})
+    out: list[Attachment] = []
+    for key, record in list(tc.read_files.items()):
+        seen = max((record.mtime_ns, record.size), announced.get(key, (0, 0)))
+        attachment = _changed_file(key, ctx.resolve(key), seen, snapshots)
+        if attachment is not None:
+            out.append(attachment)
+    return out
+
+
+async def nested_memory(
+    ctx: AttachmentContext, messages: Sequence[Message], triggers: Sequence[str]
+) -> list[Attachment]:
+    """A `nested_memory` attachment per unannounced memory file between `cwd` and a touched path.
+
+    Touched paths: the @-mentions of this turn (`triggers`) and the path inputs of the tool
+    calls made since the user's last prompt. Memory at `cwd` and above is in the user context.
+    """
+    announced = {
+        str(m.attachment.data.get("path"))
+        for m in _attachments(messages, AttachmentType.NESTED_MEMORY)
+    }
+    cwd = ctx.cwd.resolve()
+    out: list[Attachment] = []
+    for folder in _touched_folders(ctx, [*triggers, *_recent_tool_paths(messages)], cwd):
+        for name in MEMORY_FILE_NAMES:
+            path = folder / name
+            if str(path) in announced or not path.is_file():
+                continue
+            content = read_memory_file(path)
+            if content and content.strip():
+                announced.add(str(path))
+                out.append(
+                    Attachment(AttachmentType.NESTED_MEMORY, {"path": str(path), "content": content})
+                )
+    return out
+
+
+def _changed_file(
+    key: str, path: Path, seen: tuple[int, int], snapshots: dict[str, str]
+) -> Attachment | None:
+    try:
+        stat = path.stat()
+        version = (stat.st_mtime_ns, stat.st_size)
+        if version == seen or version[0] < seen[0]:
+            return None
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None  # deleted files are the tools' business: Read reports them when asked
+    if b"\x00" in raw[:8192]:
+        return None
+    text = raw.decode("utf-8", errors="replace")
+    data: dict[str, Any] = {"path": key, "mtime_ns": version[0], "size": version[1]}
+    old = snapshots.get(key)
+    if old is not None:
+        data["diff"] = _short_diff(old, text, key)
+    else:
+        lines = text.splitlines()
+        data["snippet"] = "\n".join(lines[:MAX_SNIPPET_LINES])
+        data["truncated"] = len(lines) > MAX_SNIPPET_LINES
+    snapshots[key] = text
+    return Attachment(AttachmentType.EDITED_FILE, data)
+
+
+def _short_diff(old: str, new: str, name: str) -> str:
+    diff = list(
+        difflib.unified_diff(
+            old.splitlines(), new.splitlines(), f"{name} (before)", f"{name} (now)", lineterm=""
+        )
+    )
+    if len(diff) > MAX_DIFF_LINES:
+        diff = [*diff[:MAX_DIFF_LINES], f"... ({len(diff) - MAX_DIFF_LINES} more diff lines)"]
+    return "\n".join(diff)
+
+
+def _announced_versions(messages: Sequence[Message]) -> dict[str, tuple[int, int]]:
+    versions: dict[str, tuple[int, int]] = {}
+    for m in _attachments(messages, AttachmentType.EDITED_FILE):
+        data = m.attachment.data
+        key = str(data.get("path"))
+        version = (int(data.get("mtime_ns", 0)), int(data.get("size", 0)))
+        versions[key] = max(versions.get(key, (0, 0)), version)
+    return versions
+
+
+def _attachments(messages: Sequence[Message], kind: str) -> Iterator[AttachmentMessage]:
+    for m in messages:
+        if isinstance(m, AttachmentMessage) and m.attachment.type == kind:
+            yield m
+
+
+def _recent_tool_paths(messages: Sequence[Message]) -> list[str]:
+    """Path inputs of tool calls since the last real user prompt (newest turn only)."""
+    paths: list[str] = []
+    for m in reversed(messages):
+        if isinstance(m, UserMessage) and not _is_tool_result_message(m) and not m.is_meta:
+            break
+        if isinstance(m, AssistantMessage):
+            for block in m.content:
+                if isinstance(block, ToolUseBlock):
+                    paths.extend(
+                        str(block.input[k]) for k in PATH_INPUT_KEYS if isinstance(
+                            block.input.get(k), str
+                        )
+                    )
+    return paths
+
+
+def _is_tool_result_message(m: UserMessage) -> bool:
+    return not isinstance(m.content, str) and any(
+        isinstance(b, ToolResultBlock) for b in m.content
+    )
+
+
+def _touched_folders(ctx: AttachmentContext, paths: Sequence[str], cwd: Path) -> list[Path]:
+    """Folders strictly below `cwd` on the way to each path, outermost first, no repeats."""
+    folders: list[Path] = []
+    for raw in paths:
+        target = ctx.resolve(raw).resolve()
+        folder = target if target.is_dir() else target.parent
+        if folder == cwd or cwd not in folder.parents:
+            continue
+        chain = [f for f in (folder, *folder.parents) if cwd in f.parents]
+        for f in reversed(chain):
+            if f not in folders:
+                folders.append(f)
+    return folders

@@ -1,0 +1,72 @@
+"""Phase two, conversational: queued commands, a date change, a todo-list reminder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ...messages.blocks import ToolUseBlock
+from ...messages.types import AssistantMessage, Attachment, AttachmentMessage, Message
+from ..kinds import AttachmentType
+
+if TYPE_CHECKING:
+    from ..attachments import AttachmentContext
+
+TODO_TOOL_NAME = "TodoWrite"
+
+
+async def queued_commands(ctx: AttachmentContext) -> list[Attachment]:
+    """A `queued_command` attachment per prompt the user queued while the model worked."""
+    return [
+        Attachment(AttachmentType.QUEUED_COMMAND, {"prompt": p})
+        for p in ctx.queued_commands
+        if p.strip()
+    ]
+
+
+async def date_change(ctx: AttachmentContext, messages: Sequence[Message]) -> list[Attachment]:
+    """A `date_change` attachment when today differs from the last date the model was told.
+
+    The last date is the newest earlier `date_change` attachment, else `ctx.initial_date`
+    (the date in the user context). Without either there is nothing to compare to.
+    """
+    last = ctx.initial_date.isoformat() if ctx.initial_date else None
+    for m in reversed(messages):
+        if isinstance(m, AttachmentMessage) and m.attachment.type == AttachmentType.DATE_CHANGE:
+            last = str(m.attachment.data.get("date"))
+            break
+    today = ctx.now().date().isoformat()
+    if last is None or today == last:
+        return []
+    return [Attachment(AttachmentType.DATE_CHANGE, {"date": today, "previous_date": last})]
+
+
+async def todo_reminder(ctx: AttachmentContext, messages: Sequence[Message]) -> list[Attachment]:
+    """A `todo_reminder` when neither TodoWrite nor a reminder occurred for N assistant turns.
+
+    N is `ctx.todo_reminder_turns`. Only when the TodoWrite tool is available. The scan goes
+    backwards and stops after N turns, so its cost does not grow with the history.
+    """
+    n = ctx.todo_reminder_turns
+    if TODO_TOOL_NAME not in ctx.tools or n <= 0:
+        return []
+    turns = _turns_since_todo_activity(messages, n)
+    if turns < n:
+        return []
+    todos = list(ctx.tool_context.todos) if ctx.tool_context is not None else []
+    return [Attachment(AttachmentType.TODO_REMINDER, {"todos": todos, "turns_since_update": turns})]
+
+
+def _turns_since_todo_activity(messages: Sequence[Message], limit: int) -> int:
+    """Assistant turns (distinct response ids) after the last TodoWrite call or reminder."""
+    turn_ids: set[str] = set()
+    for m in reversed(messages):
+        if isinstance(m, AttachmentMessage) and m.attachment.type == AttachmentType.TODO_REMINDER:
+            break
+        if isinstance(m, AssistantMessage):
+            if any(isinstance(b, ToolUseBlock) and b.name == TODO_TOOL_NAME for b in m.content):
+                break
+            turn_ids.add(m.message_id or m.uuid)
+            if len(turn_ids) >= limit:
+                break
+    return len(turn_ids)

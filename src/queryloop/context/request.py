@@ -1,0 +1,204 @@
+"""Cache-aware request building: one `RequestBuilder` per session.
+
+Everything that makes up the cached prefix -- tool schemas, system blocks, the user-context
+message -- is fixed when the builder is made, so every request of the session starts with the
+same bytes and only the conversation's tail is new:
+
+    tools (serialized once, never re-rendered)  ->  system blocks  ->  user context message
+    -> history (normalized)  ->  newest block (carries the moving breakpoint)
+
+Tools that are loaded later (deferred tools fetched with ToolSearch) are appended at the END of
+the tools array, so the bytes of the earlier tools stay where they were.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias, cast
+
+from ..errors import ConfigError
+from ..messages.normalize import normalize_messages_for_api
+from ..messages.api_types import ApiSystemBlock, ApiTool
+from ..messages.constructors import user_message
+from ..messages.types import Message
+from ..providers.base import ModelRequest
+from ..tools.base import Tool
+from .cache import CACHE_TTLS, apply_cache_breakpoints
+from .user_context import prepend_user_context
+
+ToolLike: TypeAlias = Tool | ApiTool | Mapping[str, Any]
+
+DEFAULT_COMPACTION_INSTRUCTIONS = (
+    "Your task is to create a detailed summary of the conversation so far. Keep the user's "
+    "goals and their own words, the decisions made, the files and code involved, what is done, "
+    "what remains (the todo list), and the exact current step. Respond with the summary only."
+)
+
+
+class ToolSchemaCache:
+    """Tool definitions serialized once per session and handed out byte-for-byte the same.
+
+    The first time a tool (by name) is seen its definition is rendered and stored as JSON;
+    later calls parse that stored JSON, so a tool whose description or schema would render
+    differently later (state, flags, a reconnected server) still sends identical bytes, and
+    callers may modify what they get without touching the cache.
+    """
+
+    def __init__(self) -> None:
+        self._json: dict[str, str] = {}
+
+    def schema(self, tool: ToolLike) -> ApiTool:
+        """A fresh copy of the session's definition of `tool`."""
+        name = _tool_name(tool)
+        if name not in self._json:
+            self._json[name] = json.dumps(_render(tool), ensure_ascii=False)
+        return self.get(name)
+
+    def get(self, name: str) -> ApiTool:
+        """A fresh copy of the stored definition named `name` (KeyError if never seen)."""
+        return cast(ApiTool, json.loads(self._json[name]))
+
+    def serialized(self, name: str) -> str:
+        """The stored JSON text of a tool's definition (KeyError if never seen)."""
+        return self._json[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._json
+
+
+class RequestBuilder:
+    """Builds every `ModelRequest` of one session (see the module docstring).
+
+    `cache_ttl` is "5m" (default), "1h", or None to send no cache_control at all.
+    `thinking` is the API's thinking config (for example `{"type": "enabled",
+    "budget_tokens": 4000}`); thinking blocks are kept in the history only when it is on.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        system: Sequence[ApiSystemBlock],
+        tools: Sequence[ToolLike] = (),
+        user_context: Mapping[str, str] | None = None,
+        cache_ttl: str | None = "5m",
+        thinking: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        if cache_ttl is not None and cache_ttl not in CACHE_TTLS:
+            raise ConfigError(f"cache_ttl must be one of {CACHE_TTLS} or None, got {cache_ttl!r}")
+        self.model = model
+        self.cache_ttl = cache_ttl
+        self.thinking = dict(thinking) if thinking is not None else None
+        self.temperature = temperature
+        self.metadata = dict(metadata) if metadata else None
+        self.schemas = ToolSchemaCache()
+        self._system: list[ApiSystemBlock] = [
+            cast(ApiSystemBlock, {k: v for k, v in b.items() if k != "cache_control"})
+            for b in system
+        ]
+        self._tool_names = _unique_names(tools)
+        for tool in tools:
+            self.schemas.schema(tool)  # serialize now: the session's bytes are fixed here
+        self._user_context = dict(user_context or {})
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Names of the tools sent with every request, in order."""
+        return list(self._tool_names)
+
+    @property
+    def thinking_enabled(self) -> bool:
+        """True when the thinking config turns thinking on."""
+        return self.thinking is not None and self.thinking.get("type") != "disabled"
+
+    def build(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        model: str | None = None,
+        extra_tools: Sequence[ToolLike] = (),
+    ) -> ModelRequest:
+        """The request for the next model call on `messages` (the internal array).
+
+        User context goes first, the array is normalized for the API, and the breakpoints are
+        placed on copies. `extra_tools` (loaded deferred tools) follow the session's tools.
+        """
+        tools = self._tools(extra_tools)
+        history = prepend_user_context(messages, self._user_context)
+        api_messages = normalize_messages_for_api(
+            history, tools, thinking_enabled=self.thinking_enabled
+        )
+        system, api_messages = apply_cache_breakpoints(
+            self._system, api_messages, ttl=self.cache_ttl
+        )
+        return ModelRequest(
+            model=model or self.model,
+            messages=api_messages,
+            max_tokens=max_tokens,
+            system=system,
+            tools=tools,
+            thinking=self.thinking,
+            temperature=self.temperature,
+            metadata=self.metadata,
+            cache_ttl=self.cache_ttl,
+        )
+
+    def build_compaction_request(
+        self,
+        messages: Sequence[Message],
+        instructions: str = DEFAULT_COMPACTION_INSTRUCTIONS,
+        max_tokens: int = 20_000,
+        *,
+        model: str | None = None,
+        extra_tools: Sequence[ToolLike] = (),
+    ) -> ModelRequest:
+        """The normal request plus `instructions` as a final user message.
+
+        Tools, system and history are exactly those of the normal request, so the compaction
+        call reads the session's cached prefix instead of paying for the whole history again.
+        """
+        summary_request = user_message(instructions, is_meta=True)
+        return self.build(
+            [*messages, summary_request], max_tokens=max_tokens, model=model,
+            extra_tools=extra_tools,
+        )
+
+    def _tools(self, extra: Sequence[ToolLike]) -> list[ApiTool]:
+        tools = [self.schemas.get(name) for name in self._tool_names]
+        seen = set(self._tool_names)
+        for tool in extra:
+            name = _tool_name(tool)
+            if name not in seen:
+                seen.add(name)
+                tools.append(self.schemas.schema(tool))
+        return tools
+
+
+def _tool_name(tool: ToolLike) -> str:
+    if isinstance(tool, Mapping):
+        return str(tool["name"])
+    return tool.name
+
+
+def _render(tool: ToolLike) -> dict[str, Any]:
+    if isinstance(tool, Mapping):
+        return {k: v for k, v in tool.items() if k != "cache_control"}
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.input_schema(),
+    }
+
+
+def _unique_names(tools: Sequence[ToolLike]) -> list[str]:
+    names: list[str] = []
+    for tool in tools:
+        name = _tool_name(tool)
+        if name in names:
+            raise ConfigError(f"two tools are named {name!r}; tool names must be unique")
+        names.append(name)
+    return names

@@ -1,0 +1,148 @@
+"""Channel two: one meta user message at the front of the conversation.
+
+It carries what is fixed for the session but specific to it -- project memory (QUERYLOOP.md
+and AGENTS.md) and today's date -- so the system prompt stays identical across sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from ..messages.constructors import meta_user_message
+from ..messages.types import Message
+from .system_prompt import find_git_root
+
+logger = logging.getLogger(__name__)
+
+MEMORY_FILE_NAMES = ("QUERYLOOP.md", "AGENTS.md")
+MAX_MEMORY_FILE_CHARS = 40_000
+
+MEMORY_PREAMBLE = (
+    "Codebase and user instructions are shown below. Be sure to adhere to these instructions. "
+    "IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them "
+    "exactly as written."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFile:
+    """One memory file: where it is, which level it belongs to, and its (capped) text."""
+
+    path: Path
+    level: str
+    """"user" ($QUERYLOOP_HOME/QUERYLOOP.md) or "project" (checked into the codebase)."""
+    content: str
+
+
+def get_user_context(
+    cwd: Path, *, user_home: Path, today: date | None = None
+) -> dict[str, str]:
+    """`{"queryloopMd": ..., "currentDate": ...}`; the memory key is absent without files.
+
+    Memory: `user_home/QUERYLOOP.md`, then QUERYLOOP.md and AGENTS.md in every folder from the
+    repository root (git root, or the filesystem root outside a repository) down to `cwd`.
+    Nearer files come later so they read as the more specific instructions.
+    """
+    context: dict[str, str] = {}
+    memory = render_memory(discover_memory_files(cwd, user_home=user_home))
+    if memory:
+        context["queryloopMd"] = memory
+    context["currentDate"] = f"Today's date is {(today or date.today()).isoformat()}."
+    return context
+
+
+def discover_memory_files(cwd: Path, *, user_home: Path) -> list[MemoryFile]:
+    """The memory files `get_user_context` reads, in the order it renders them."""
+    found: list[MemoryFile] = []
+    seen: set[Path] = set()
+    user_file = user_home / "QUERYLOOP.md"
+    _add(found, seen, user_file, "user")
+    for folder in reversed(memory_folders(cwd)):
+        for name in MEMORY_FILE_NAMES:
+            _add(found, seen, folder / name, "project")
+    return found
+
+
+def memory_folders(cwd: Path) -> list[Path]:
+    """`cwd` and its parents up to the repository root (or filesystem root), nearest first."""
+    cwd = cwd.resolve()
+    root = find_git_root(cwd)
+    folders: list[Path] = []
+    for folder in (cwd, *cwd.parents):
+        folders.append(folder)
+        if folder == root:
+            break
+    return folders
+
+
+def read_memory_file(path: Path) -> str | None:
+    """The text of a memory file, capped at `MAX_MEMORY_FILE_CHARS`; None if unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        logger.warning("cannot read memory file %s: %s", path, exc)
+        return None
+    if len(text) > MAX_MEMORY_FILE_CHARS:
+        text = text[:MAX_MEMORY_FILE_CHARS] + f"\n... (truncated at {MAX_MEMORY_FILE_CHARS} chars)"
+    return text
+
+
+def render_memory(files: Sequence[MemoryFile]) -> str:
+    """The memory section: a preamble and each file under a 'Contents of' header."""
+    if not files:
+        return ""
+    parts = [MEMORY_PREAMBLE]
+    for f in files:
+        label = (
+            "user's private global instructions for all projects"
+            if f.level == "user"
+            else "project instructions, checked into the codebase"
+        )
+        parts.append(f"Contents of {f.path} ({label}):\n\n{f.content.strip()}")
+    return "\n\n".join(parts)
+
+
+def prepend_user_context(
+    messages: Sequence[Message], context: Mapping[str, str]
+) -> list[Message]:
+    """`messages` with one meta user message in front holding `context`; unchanged if empty.
+
+    The text is Claude Code's, byte for byte (models are trained on it): the context wrapped in
+    `<system-reminder>`, each entry as `# key` then its value, and the note that it may or may
+    not be relevant so the model does not answer it.
+    """
+    if not context:
+        return list(messages)
+    return [meta_user_message(render_user_context(context)), *messages]
+
+
+def render_user_context(context: Mapping[str, str]) -> str:
+    """The meta user message's text for `context` (see `prepend_user_context`)."""
+    body = "\n".join(f"# {key}\n{value}" for key, value in context.items())
+    return (
+        "<system-reminder>\n"
+        "As you answer the user's questions, you can use the following context:\n"
+        f"{body}\n"
+        "\n"
+        "      IMPORTANT: this context may or may not be relevant to your tasks.\n"
+        "      You should not respond to this context unless it is highly relevant to your "
+        "task.\n"
+        "</system-reminder>\n"
+    )
+
+
+def _add(found: list[MemoryFile], seen: set[Path], path: Path, level: str) -> None:
+    try:
+        resolved = path.resolve()
+        if resolved in seen or not resolved.is_file():
+            return
+    except OSError:
+        return
+    seen.add(resolved)
+    content = read_memory_file(resolved)
+    if content is not None and content.strip():
+        found.append(MemoryFile(path=resolved, level=level, content=content))
