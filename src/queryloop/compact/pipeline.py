@@ -1,0 +1,346 @@
+"""The compaction pipeline the query loop runs before every model call.
+
+Order, cheapest and most local first — each stage runs only if still needed::
+
+    tool-result budget -> snip -> microcompact -> collapse projection -> autocompact
+
+Then the loop checks `PreprocessResult.at_blocking_limit`. On prompt-too-long it calls
+`drain_collapses()` first (collapse_drain_retry), then `reactive()`.
+
+Token accounting across stages: the last response's usage still counts what snip,
+microcompact and collapse removed from *earlier* messages, so the tokens each stage frees are
+remembered against that response (its uuid) and subtracted until a newer response arrives.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import QueryloopError
+from ..messages.types import Message
+from ..providers.errors import PromptTooLongError
+from .autocompact import AutoCompactTracking, CompactionResult, Summarize
+from .budget import apply_tool_result_budget
+from .collapse import CollapseStore
+from .microcompact import (
+    CONTEXT_MANAGEMENT_BETA,
+    DEFAULT_CLEARABLE_TOOLS,
+    clear_results,
+    last_assistant_timestamp,
+    microcompact,
+)
+from .reactive import compact_with_retries, reactive_compact
+from .restore import RestoreContext
+from .snip import snip_history
+from .thresholds import CompactThresholds
+from .tokens import estimate_tokens, last_usage_index, token_count_with_estimation
+
+NO_AUTOCOMPACT_SOURCES = frozenset({"compact", "session_memory"})
+
+
+@dataclass(frozen=True, slots=True)
+class CompactConfig:
+    """Every knob of the pipeline. Fractions are of the autocompact threshold."""
+
+    context_window: int = 200_000
+    max_output_tokens: int = 64_000
+    autocompact_enabled: bool = True
+    autocompact_pct_override: float | None = None
+    autocompact_threshold_tokens: int | None = None
+    env: Mapping[str, str] | None = None
+    """Where QUERYLOOP_AUTOCOMPACT_PCT_OVERRIDE is read (None: os.environ)."""
+    per_tool_max_chars: Mapping[str, int] = field(default_factory=dict)
+    default_max_chars: int = 50_000
+    per_message_max_chars: int = 200_000
+    snip_enabled: bool = False
+    snip_at_fraction: float = 0.9
+    snip_keep_head: int = 1
+    snip_keep_tail_fraction: float = 0.4
+    microcompact_enabled: bool = True
+    microcompact_at_fraction: float = 0.5
+    keep_recent: int = 5
+    cache_ttl_s: float = 300.0
+    clearable_tools: Collection[str] = DEFAULT_CLEARABLE_TOOLS
+    server_context_editing: bool = True
+    server_clear_at_least: int = 20_000
+    collapse_enabled: bool = True
+    collapse_stage_fraction: float = 0.85
+    collapse_target_fraction: float = 0.6
+    collapse_keep_recent_rounds: int = 4
+    restore: RestoreContext = field(default_factory=RestoreContext)
+
+    def thresholds(self) -> CompactThresholds:
+        """The thresholds this configuration gives (user overrides honoured and reported)."""
+        return CompactThresholds.for_model(
+            self.context_window,
+            self.max_output_tokens,
+            override=self.autocompact_pct_override,
+            override_tokens=self.autocompact_threshold_tokens,
+            env=self.env,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PreprocessResult:
+    """What the loop sends (`messages_for_query`), what it must persist and yield
+    (`new_messages`, e.g. boundary + summary), and the numbers it may report."""
+
+    messages_for_query: list[Message]
+    new_messages: list[Message]
+    tracking: AutoCompactTracking
+    tokens_freed: int
+    context_management: dict[str, Any] | None
+    compacted: bool
+    token_count: int = 0
+    at_blocking_limit: bool = False
+    above_warning: bool = False
+    betas: tuple[str, ...] = ()
+    compaction: CompactionResult | None = None
+
+
+def _epoch(iso: str | None) -> float | None:
+    if iso is None:
+        return None
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except ValueError:
+        return None
+
+
+class CompactionPipeline:
+    """Per-session compaction state and stages (budget decisions, cleared ids and collapse
+    spans are remembered so the bytes of earlier requests never change)."""
+
+    def __init__(
+        self,
+        config: CompactConfig,
+        *,
+        summarize: Summarize,
+        session_dir: Path | None,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.thresholds = config.thresholds()
+        self._summarize = summarize
+        self._session_dir = session_dir
+        self._now = now
+        self._budget_cache: dict[str, str | None] = {}
+        self._cleared: set[str] = set()
+        self._pending: list[tuple[str, int]] = []
+        self.collapse = CollapseStore(keep_recent_rounds=config.collapse_keep_recent_rounds)
+        self._last_view: list[Message] = []
+
+    # -- token accounting -------------------------------------------------------------
+
+    def token_count(self, messages: Sequence[Message]) -> int:
+        """Tokens the next request holds: usage + estimate, minus what stages removed since
+        that usage was reported."""
+        total = token_count_with_estimation(messages)
+        index = last_usage_index(messages)
+        if index is None:
+            return total
+        anchor = messages[index].uuid
+        self._pending = [(a, t) for a, t in self._pending if a == anchor]
+        return max(0, total - sum(t for _, t in self._pending))
+
+    def _record_freed(self, messages: Sequence[Message], tokens: int) -> None:
+        index = last_usage_index(messages)
+        if index is not None and tokens > 0:
+            self._pending.append((messages[index].uuid, tokens))
+
+    def is_at_blocking_limit(self, messages: Sequence[Message]) -> bool:
+        """Whether a request of `messages` is above the hard limit (terminal blocking_limit)."""
+        return self.token_count(messages) >= self.thresholds.blocking
+
+    def blocking_message(self, messages: Sequence[Message]) -> str:
+        """Words for the user when the blocking limit is hit."""
+        return (
+            f"The conversation holds about {self.token_count(messages):,} tokens, above the "
+            f"limit of {self.thresholds.blocking:,} for this model even after compaction. "
+            "Run /compact (optionally with instructions) or start a new session."
+        )
+
+    # -- the stages ---------------------------------------------------------------------
+
+    async def preprocess(
+        self,
+        messages: Sequence[Message],
+        tracking: AutoCompactTracking,
+        *,
+        query_source: str = "main",
+    ) -> PreprocessResult:
+        """Run budget -> snip -> microcompact -> collapse -> autocompact on `messages`."""
+        tracking = tracking.next_turn()
+        view, freed = self._cheap_stages(messages)
+        view, context_management, freed2 = self._microcompact(view)
+        view, freed3 = self._collapse(view)
+        freed += freed2 + freed3
+        count = self.token_count(view)
+        compaction: CompactionResult | None = None
+        if self._should_autocompact(count, tracking, query_source):
+            compaction, tracking = await self._autocompact(view, tracking)
+            if compaction is not None:
+                view = list(compaction.messages)
+                count = estimate_tokens(view)
+        self._last_view = view
+        return PreprocessResult(
+            messages_for_query=view,
+            new_messages=list(compaction.messages) if compaction else [],
+            tracking=tracking,
+            tokens_freed=freed,
+            context_management=context_management,
+            compacted=compaction is not None,
+            token_count=count,
+            at_blocking_limit=count >= self.thresholds.blocking,
+            above_warning=count >= self.thresholds.warning,
+            betas=(CONTEXT_MANAGEMENT_BETA,) if context_management else (),
+            compaction=compaction,
+        )
+
+    def _cheap_stages(self, messages: Sequence[Message]) -> tuple[list[Message], int]:
+        cfg = self.config
+        view = apply_tool_result_budget(
+            messages,
+            session_dir=self._session_dir,
+            per_tool_max_chars=cfg.per_tool_max_chars,
+            default_max_chars=cfg.default_max_chars,
+            per_message_max_chars=cfg.per_message_max_chars,
+            cache=self._budget_cache,
+        ).messages
+        threshold = self.thresholds.autocompact
+        if not cfg.snip_enabled or self.token_count(view) < cfg.snip_at_fraction * threshold:
+            return view, 0
+        snipped = snip_history(
+            view,
+            enabled=True,
+            keep_head=cfg.snip_keep_head,
+            keep_tail_tokens=int(cfg.snip_keep_tail_fraction * threshold),
+        )
+        self._record_freed(snipped.messages, snipped.tokens_freed)
+        return snipped.messages, snipped.tokens_freed
+
+    def _microcompact(
+        self, view: list[Message]
+    ) -> tuple[list[Message], dict[str, Any] | None, int]:
+        cfg = self.config
+        if not cfg.microcompact_enabled:
+            return view, None, 0
+        baseline = clear_results(view, self._cleared)
+        gate = cfg.microcompact_at_fraction * self.thresholds.autocompact
+        result = microcompact(
+            baseline,
+            now=self._now(),
+            last_assistant_time=_epoch(last_assistant_timestamp(view)),
+            cache_ttl_s=cfg.cache_ttl_s,
+            keep_recent=cfg.keep_recent,
+            clearable_tools=cfg.clearable_tools,
+            server_side=cfg.server_context_editing,
+            server_trigger_tokens=self.thresholds.warning or self.thresholds.autocompact,
+            server_clear_at_least=cfg.server_clear_at_least,
+            clear_cold=self.token_count(baseline) >= gate,
+        )
+        self._cleared.update(result.cleared_tool_use_ids)
+        freed = estimate_tokens(baseline) - estimate_tokens(result.messages)
+        self._record_freed(result.messages, freed)
+        return result.messages, result.context_management, freed
+
+    def _collapse(self, view: list[Message]) -> tuple[list[Message], int]:
+        cfg = self.config
+        if not cfg.collapse_enabled:
+            return view, 0
+        projected = self.collapse.project(view)
+        threshold = self.thresholds.autocompact
+        count = self.token_count(projected)
+        if count < cfg.collapse_stage_fraction * threshold:
+            self.collapse.staged = []
+            return projected, 0
+        self._stage(projected, count, int(cfg.collapse_target_fraction * threshold))
+        if count < threshold or not self.collapse.drain():
+            return projected, 0
+        # At the threshold: commit the staged spans instead of summarizing everything.
+        committed = self.collapse.project(projected)
+        freed = estimate_tokens(projected) - estimate_tokens(committed)
+        self._record_freed(committed, freed)
+        return committed, freed
+
+    def _stage(self, view: Sequence[Message], count: int, target: int) -> int:
+        target_estimate = estimate_tokens(view) - max(0, count - target)
+        return self.collapse.stage(view, target_estimate)
+
+    def _should_autocompact(
+        self, count: int, tracking: AutoCompactTracking, query_source: str
+    ) -> bool:
+        return (
+            self.config.autocompact_enabled
+            and query_source not in NO_AUTOCOMPACT_SOURCES
+            and not tracking.circuit_open
+            and count >= self.thresholds.autocompact
+        )
+
+    async def _autocompact(
+        self, view: list[Message], tracking: AutoCompactTracking
+    ) -> tuple[CompactionResult | None, AutoCompactTracking]:
+        try:
+            result = await compact_with_retries(
+                view, summarize=self._summarize, restore=self.config.restore, trigger="auto"
+            )
+        except QueryloopError:
+            # The circuit breaker opens after MAX_CONSECUTIVE_FAILURES in a row.
+            return None, tracking.failed()
+        self.collapse.clear()
+        return result, tracking.succeeded()
+
+    # -- recovery and manual compact ---------------------------------------------------
+
+    def project(self, messages: Sequence[Message]) -> list[Message]:
+        """The collapse projection of `messages` (what a retry after a drain should send)."""
+        return self.collapse.project(messages)
+
+    async def drain_collapses(self) -> bool:
+        """Commit staged collapses (staging the older half of the last view first if
+        nothing was staged). The loop calls this on prompt-too-long before `reactive`."""
+        if not self.config.collapse_enabled:
+            return False
+        view = self._last_view
+        if not self.collapse.staged and view:
+            self.collapse.stage(view, estimate_tokens(view) // 2)
+        if not self.collapse.drain():
+            return False
+        projected = self.collapse.project(view)
+        self._record_freed(projected, estimate_tokens(view) - estimate_tokens(projected))
+        self._last_view = projected
+        return True
+
+    async def reactive(
+        self, messages: Sequence[Message], error: PromptTooLongError | None
+    ) -> CompactionResult | None:
+        """Compact after prompt-too-long (shrinking the compaction request if needed)."""
+        result = await reactive_compact(
+            self.collapse.project(messages),
+            summarize=self._summarize,
+            restore=self.config.restore,
+            error=error,
+        )
+        if result is not None:
+            self.collapse.clear()
+        return result
+
+    async def compact(
+        self, messages: Sequence[Message], instructions: str | None = None
+    ) -> CompactionResult:
+        """A manual compact (the CLI's /compact), with optional instructions for the summary.
+        Raises CompactionError or the provider's error when it fails."""
+        result = await compact_with_retries(
+            self.collapse.project(messages),
+            summarize=self._summarize,
+            restore=self.config.restore,
+            trigger="manual",
+            custom_instructions=instructions,
+        )
+        self.collapse.clear()
+        return result

@@ -1,0 +1,198 @@
+"""What a compaction puts back after the summary: the user's own words, recently read files
+(read fresh from disk), the todo list, and the most recent rounds verbatim."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..messages.blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from ..messages.constructors import attachment_message, meta_user_message
+from ..messages.types import (
+    AssistantMessage,
+    AttachmentMessage,
+    Message,
+    SystemMessage,
+    SystemSubtype,
+    UserMessage,
+    new_uuid,
+)
+from .rounds import head_end, round_starts
+from .tokens import CHARS_PER_TOKEN, estimate_tokens
+
+FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit", "NotebookEdit")
+USER_MESSAGES_HEADER = "The user's own messages in this session, verbatim (oldest first):"
+FileReader = Callable[[Sequence[str]], Mapping[str, str]]
+
+
+def read_files_from_disk(paths: Sequence[str]) -> dict[str, str]:
+    """Read each path as UTF-8 text; missing, unreadable or binary files are skipped."""
+    found: dict[str, str] = {}
+    for path in paths:
+        try:
+            found[path] = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreContext:
+    """How to rebuild context after a summary. `recent_files` and `todos` are derived from
+    the history when None (Read/Edit/Write calls, newest first; the last TodoWrite)."""
+
+    read_files: FileReader = read_files_from_disk
+    recent_files: Sequence[str] | None = None
+    todos: Sequence[Mapping[str, Any]] | None = None
+    max_files: int = 5
+    file_budget_tokens: int = 50_000
+    per_file_max_tokens: int = 5_000
+    user_messages_budget_tokens: int = 8_000
+    user_message_max_chars: int = 4_000
+    keep_tail_tokens: int = 20_000
+
+
+def user_texts(messages: Sequence[Message]) -> list[str]:
+    """Everything the user typed, oldest first, including what earlier compactions carried
+    over in their boundary's metadata."""
+    texts: list[str] = []
+    for message in messages:
+        if isinstance(message, SystemMessage) and message.subtype is SystemSubtype.COMPACT_BOUNDARY:
+            texts = [str(t) for t in message.metadata.get("user_messages", ())]
+        elif _is_user_typed(message):
+            assert isinstance(message, UserMessage)
+            text = _text(message).strip()
+            if text:
+                texts.append(text)
+    return texts
+
+
+def _is_user_typed(message: Message) -> bool:
+    if not isinstance(message, UserMessage) or message.is_meta or message.is_compact_summary:
+        return False
+    if isinstance(message.content, str):
+        return True
+    return not any(isinstance(b, ToolResultBlock) for b in message.content)
+
+
+def _text(message: UserMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(b.text for b in message.content if isinstance(b, TextBlock))
+
+
+def _excerpt(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half:,} characters omitted ...]\n{text[-half:]}"
+
+
+def user_messages_block(texts: Sequence[str], ctx: RestoreContext) -> str | None:
+    """The first message always, then the most recent ones that fit the budget."""
+    if not texts:
+        return None
+    budget = ctx.user_messages_budget_tokens * CHARS_PER_TOKEN
+    first = _excerpt(texts[0], ctx.user_message_max_chars)
+    chosen: list[str] = []
+    used = len(first)
+    for text in reversed(texts[1:]):
+        item = _excerpt(text, ctx.user_message_max_chars)
+        if used + len(item) > budget:
+            break
+        chosen.append(item)
+        used += len(item)
+    chosen.reverse()
+    skipped = len(texts) - 1 - len(chosen)
+    lines = [USER_MESSAGES_HEADER, f"- {first}"]
+    if skipped:
+        lines.append(f"- [... {skipped} further message(s) omitted; see the summary ...]")
+    lines += [f"- {t}" for t in chosen]
+    return "\n".join(lines)
+
+
+def recent_file_paths(messages: Sequence[Message]) -> list[str]:
+    """Files the conversation read or wrote, newest first, without duplicates."""
+    seen: list[str] = []
+    for message in reversed(messages):
+        for path in _paths_of(message):
+            if path not in seen:
+                seen.append(path)
+    return seen
+
+
+def _paths_of(message: Message) -> list[str]:
+    if isinstance(message, AttachmentMessage) and message.attachment.type == "file":
+        name = message.attachment.data.get("filename")
+        return [str(name)] if name else []
+    if not isinstance(message, AssistantMessage):
+        return []
+    return [
+        str(b.input["file_path"])
+        for b in reversed(message.content)
+        if isinstance(b, ToolUseBlock) and b.name in FILE_TOOLS and b.input.get("file_path")
+    ]
+
+
+def file_attachments(messages: Sequence[Message], ctx: RestoreContext) -> list[Message]:
+    """`file` attachments of recently used files, read fresh, within the token budgets."""
+    paths = list(ctx.recent_files) if ctx.recent_files is not None else recent_file_paths(messages)
+    contents = ctx.read_files(paths[: ctx.max_files])
+    out: list[Message] = []
+    left = ctx.file_budget_tokens * CHARS_PER_TOKEN
+    for path in paths[: ctx.max_files]:
+        text = contents.get(path)
+        if text is None:
+            continue
+        limit = min(ctx.per_file_max_tokens * CHARS_PER_TOKEN, left)
+        if limit <= 0:
+            break
+        truncated = len(text) > limit
+        body = text[:limit]
+        out.append(attachment_message("file", filename=path, content=body, truncated=truncated))
+        left -= len(body)
+    return out
+
+
+def latest_todos(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The todo list of the last TodoWrite call or todo attachment."""
+    for message in reversed(messages):
+        if isinstance(message, AttachmentMessage) and message.attachment.type == "todo":
+            return [dict(t) for t in message.attachment.data.get("todos", ())]
+        if isinstance(message, AssistantMessage):
+            for block in reversed(message.content):
+                if isinstance(block, ToolUseBlock) and block.name == "TodoWrite":
+                    return [dict(t) for t in block.input.get("todos", ())]
+    return []
+
+
+def todo_attachment(messages: Sequence[Message], ctx: RestoreContext) -> Message | None:
+    """A `todo` attachment, or None when there is no todo list."""
+    todos = [dict(t) for t in ctx.todos] if ctx.todos is not None else latest_todos(messages)
+    return attachment_message("todo", todos=todos) if todos else None
+
+
+def preserved_tail(messages: Sequence[Message], budget_tokens: int) -> list[Message]:
+    """Copies of the most recent complete rounds that fit `budget_tokens` (fresh uuids, no
+    usage, so token accounting restarts from the new history)."""
+    starts = [s for s in round_starts(messages) if s >= head_end(messages)]
+    chosen = len(messages)
+    for start in reversed(starts):
+        if estimate_tokens(messages[start:]) > budget_tokens:
+            break
+        chosen = start
+    return [_fresh_copy(m) for m in messages[chosen:]]
+
+
+def _fresh_copy(message: Message) -> Message:
+    if isinstance(message, AssistantMessage):
+        return replace(message, uuid=new_uuid(), usage=None)
+    return replace(message, uuid=new_uuid())
+
+
+def user_messages_message(texts: Sequence[str], ctx: RestoreContext) -> Message | None:
+    """The meta user message that carries the user's own words across the compaction."""
+    block = user_messages_block(texts, ctx)
+    return meta_user_message(block) if block else None
