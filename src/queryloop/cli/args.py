@@ -1,0 +1,218 @@
+"""Command-line flags, parsed into a frozen `CliOptions`. Only the standard library here, so
+`queryloop --help` starts fast."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ..errors import ConfigError
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+SUBCOMMANDS = ("sessions", "trust")
+
+_EPILOG = """\
+subcommands:
+  queryloop sessions           list this folder's sessions (id, time, first prompt, turns, cost)
+  queryloop trust [PATH]       trust a folder: its hooks, MCP servers and allow rules may run
+
+environment:
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   the Anthropic API (or any server speaking it)
+  OPENAI_API_KEY, OPENAI_BASE_URL         OpenAI-compatible servers: --model openai:NAME
+  QUERYLOOP_MODEL                         the default model
+  QUERYLOOP_HOME                          state folder (default ~/.queryloop)
+
+exit status: 0 completed, 1 internal error, 2 usage/config, 3 max turns, 4 context limit,
+5 model error, 6 aborted, 7 stopped by a hook, 8 media refused, 130 interrupted (Ctrl-C).
+"""
+
+
+class UsageError(ConfigError):
+    """A bad command line; the message says what is wrong and how to fix it."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting, so `main` decides."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `queryloop --help`)")
+
+
+@dataclass(frozen=True)
+class CliOptions:
+    """What the command line asked for."""
+
+    prompt: str | None = None
+    print_mode: bool = False
+    output_format: str = "text"
+    include_partial_messages: bool = False
+    model: str | None = None
+    fallback_model: str | None = None
+    max_turns: int | None = None
+    continue_latest: bool = False
+    resume: str | None = None
+    permission_mode: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    disallowed_tools: tuple[str, ...] = ()
+    mcp_config: Path | None = None
+    append_system_prompt: str | None = None
+    system_prompt: str | None = None
+    cwd: Path = field(default_factory=Path.cwd)
+    verbose: bool = False
+    trust: bool | None = None
+    command: str | None = None
+    """A subcommand: "sessions" or "trust"."""
+    command_args: tuple[str, ...] = ()
+
+    def agent_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for `queryloop.Agent` (model passed separately)."""
+        kwargs: dict[str, Any] = {
+            "fallback_model": self.fallback_model,
+            "max_turns": self.max_turns,
+            "permission_mode": self.permission_mode,
+            "allowed_tools": self.allowed_tools,
+            "disallowed_tools": self.disallowed_tools,
+            "mcp_config": self.mcp_config,
+            "append_system_prompt": self.append_system_prompt,
+            "system_prompt": self.system_prompt,
+            "cwd": self.cwd,
+            "trust": self.trust,
+        }
+        return {k: v for k, v in kwargs.items() if v not in (None, ())}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `queryloop` argument parser."""
+    p = _Parser(
+        prog="queryloop",
+        description="A terminal coding agent. Without -p it starts an interactive session.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("prompt", nargs="*", help="a first prompt (REPL) or the prompt (-p)")
+    p.add_argument(
+        "-p", "--print", dest="print_prompt", nargs="?", const="", default=None,
+        metavar="PROMPT", help="answer PROMPT (or stdin) headless, print the result and exit",
+    )  # fmt: skip
+    p.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    p.add_argument(
+        "--include-partial-messages", action="store_true",
+        help="stream-json: also emit stream deltas (text as it is generated)",
+    )  # fmt: skip
+    p.add_argument("--model", help="model name; openai:NAME for an OpenAI-compatible server")
+    p.add_argument("--fallback-model", help="model to switch to when the main one is overloaded")
+    p.add_argument("--max-turns", type=_positive_int, help="stop after N model turns")
+    p.add_argument(
+        "-c", "--continue", dest="continue_latest", action="store_true",
+        help="continue the latest session of this folder",
+    )  # fmt: skip
+    p.add_argument("-r", "--resume", metavar="ID", help="resume a session by id or id prefix")
+    p.add_argument("--permission-mode", choices=PERMISSION_MODES)
+    p.add_argument("--allowed-tools", action="append", default=[], metavar="RULES")
+    p.add_argument("--disallowed-tools", action="append", default=[], metavar="RULES")
+    p.add_argument("--mcp-config", type=Path, metavar="FILE", help="MCP servers (JSON)")
+    p.add_argument("--append-system-prompt", metavar="TEXT")
+    p.add_argument("--system-prompt", metavar="TEXT", help="replace the system prompt")
+    p.add_argument("--cwd", type=Path, help="work in this folder (default: the current one)")
+    p.add_argument("--verbose", action="store_true", help="tracebacks and more detail")
+    p.add_argument(
+        "--trust", action="store_true", default=None,
+        help="trust this folder for this run (its hooks, MCP servers and allow rules)",
+    )  # fmt: skip
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    return p
+
+
+def parse_args(argv: list[str]) -> CliOptions | None:
+    """Parse `argv`. Returns None for --version (handled by the caller)."""
+    if argv and argv[0] in SUBCOMMANDS:
+        return _subcommand(argv)
+    ns = build_parser().parse_args(argv)
+    if ns.version:
+        return None
+    return _to_options(ns)
+
+
+def _subcommand(argv: list[str]) -> CliOptions:
+    command, rest = argv[0], argv[1:]
+    p = _Parser(prog=f"queryloop {command}")
+    p.add_argument("--cwd", type=Path)
+    p.add_argument("--verbose", action="store_true")
+    if command == "trust":
+        p.add_argument("path", nargs="?", type=Path)
+    ns = p.parse_args(rest)
+    cwd = _resolve_cwd(ns.cwd)
+    args = (str(ns.path),) if command == "trust" and ns.path is not None else ()
+    return CliOptions(cwd=cwd, verbose=ns.verbose, command=command, command_args=args)
+
+
+def _to_options(ns: argparse.Namespace) -> CliOptions:
+    words = " ".join(ns.prompt) if ns.prompt else None
+    print_mode = ns.print_prompt is not None
+    prompt = (ns.print_prompt or words) if print_mode else words
+    if ns.continue_latest and ns.resume:
+        raise UsageError("use either --continue or --resume, not both")
+    if ns.output_format != "text" and not print_mode:
+        raise UsageError("--output-format needs print mode: add -p")
+    return CliOptions(
+        prompt=prompt or None,
+        print_mode=print_mode,
+        output_format=ns.output_format,
+        include_partial_messages=ns.include_partial_messages,
+        model=ns.model,
+        fallback_model=ns.fallback_model,
+        max_turns=ns.max_turns,
+        continue_latest=ns.continue_latest,
+        resume=ns.resume,
+        permission_mode=ns.permission_mode,
+        allowed_tools=_split_rules(ns.allowed_tools),
+        disallowed_tools=_split_rules(ns.disallowed_tools),
+        mcp_config=ns.mcp_config,
+        append_system_prompt=ns.append_system_prompt,
+        system_prompt=ns.system_prompt,
+        cwd=_resolve_cwd(ns.cwd),
+        verbose=ns.verbose,
+        trust=True if ns.trust else None,
+    )
+
+
+def _resolve_cwd(cwd: Path | None) -> Path:
+    path = (cwd or Path.cwd()).expanduser().resolve()
+    if not path.is_dir():
+        raise UsageError(f"--cwd {str(cwd)!r} is not a folder")
+    return path
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def split_rules(values: list[str]) -> tuple[str, ...]:
+    """Rules from repeated flags, each comma- or space-separated; `Bash(git diff:*)` keeps its
+    inner spaces and commas."""
+    rules: list[str] = []
+    for value in values:
+        current, depth = "", 0
+        for char in value:
+            depth += (char == "(") - (char == ")")
+            if char in ", " and depth == 0:
+                if current:
+                    rules.append(current)
+                current = ""
+            else:
+                current += char
+        if current:
+            rules.append(current)
+    return tuple(rules)
+
+
+_split_rules = split_rules

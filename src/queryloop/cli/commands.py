@@ -1,0 +1,183 @@
+"""Subcommands (`queryloop sessions`, `queryloop trust`) and the REPL's slash commands."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .exit_codes import ExitCode
+from .render import CATEGORIES, COLORS, cache_hit_share, context_bar_parts
+
+if TYPE_CHECKING:
+    from .repl import Repl
+
+
+# ---- subcommands ----------------------------------------------------------------------------
+
+
+def print_sessions(cwd: Path, out: TextIO) -> int:
+    """`queryloop sessions`: this folder's sessions, newest first."""
+    from ..session import list_sessions
+
+    sessions = list_sessions(cwd)
+    if not sessions:
+        out.write(f"no sessions yet in {cwd}\n")
+        return ExitCode.OK
+    out.write(f"{'ID':<36}  {'MODIFIED':<16}  {'TURNS':>5}  {'COST':>8}  FIRST PROMPT\n")
+    for s in sessions:
+        when = s.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+        out.write(f"{s.id:<36}  {when:<16}  {s.turns:>5}  ${s.cost_usd:>7.4f}  {s.first_prompt}\n")
+    out.write("\nresume one with: queryloop --resume ID (a unique prefix is enough)\n")
+    return ExitCode.OK
+
+
+def trust_folder(path: Path, out: TextIO) -> int:
+    """`queryloop trust [PATH]`: record a folder as trusted."""
+    from ..permissions.trust import trust_folder as record
+
+    folder = path.expanduser().resolve()
+    if not folder.is_dir():
+        from .args import UsageError
+
+        raise UsageError(f"{str(path)!r} is not a folder")
+    settings = record(folder)
+    out.write(f"trusted {folder}: its hooks, MCP servers and allow rules will run\n")
+    out.write(f"(recorded in {settings}; remove it from trustedFolders to undo)\n")
+    return ExitCode.OK
+
+
+# ---- slash commands -------------------------------------------------------------------------
+
+SlashHandler = Callable[["Repl", str], Awaitable[bool]]
+"""(repl, argument text) -> keep going? False exits the REPL."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SlashCommand:
+    """A REPL command: `/name [argument]`."""
+
+    name: str
+    help: str
+    handler: SlashHandler
+
+
+async def _help(repl: Repl, _: str) -> bool:
+    for command in COMMANDS.values():
+        repl.console.print(f"  [bold]/{command.name:<9}[/] {command.help}")
+    repl.console.print(
+        "  [dim]Esc+Enter or a trailing \\ for a new line · Ctrl-C interrupts · "
+        "Ctrl-C twice (or Ctrl-D) exits[/]"
+    )
+    return True
+
+
+async def _clear(repl: Repl, _: str) -> bool:
+    repl.agent.clear()
+    repl.console.print("[dim]Started a fresh conversation (new session).[/]")
+    return True
+
+
+async def _compact(repl: Repl, arg: str) -> bool:
+    before = repl.agent.context_usage()
+    with repl.console.status("Compacting…"):
+        await repl.agent.compact(arg or None)
+    after = repl.agent.context_usage()
+    used = [window - free for window, free in _used(before, after)]
+    note = f" ({used[0]:,} → {used[1]:,} tokens)" if len(used) == 2 else ""
+    repl.console.print(f"[dim]Compacted{note}.[/]")
+    return True
+
+
+def _used(*contexts: dict[str, int]) -> list[tuple[int, int]]:
+    return [(c["window"], c.get("free", 0)) for c in contexts if c.get("window")]
+
+
+async def _resume(repl: Repl, arg: str) -> bool:
+    from ..session import list_sessions
+
+    if not arg:
+        sessions = list_sessions(repl.options.cwd)[:10]
+        if not sessions:
+            repl.console.print("[dim]No sessions in this folder yet.[/]")
+        for s in sessions:
+            when = s.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+            repl.console.print(f"  {s.id[:8]}  {when}  {s.turns:>3} turns  {s.first_prompt}")
+        repl.console.print("[dim]/resume ID to continue one (a prefix is enough).[/]")
+        return True
+    await repl.replace_agent(resume=arg)
+    repl.console.print(
+        f"[dim]Resumed session {repl.agent.session_id} ({len(repl.agent.messages)} messages).[/]"
+    )
+    return True
+
+
+async def _cost(repl: Repl, _: str) -> bool:
+    agent = repl.agent
+    u = agent.usage
+    repl.console.print(
+        f"  Total cost:     ${agent.cost_usd:.4f}\n"
+        f"  Model turns:    {agent.turns}\n"
+        f"  Input tokens:   {u.input_tokens:,} uncached · {u.cache_creation_input_tokens:,} "
+        f"cache write · {u.cache_read_input_tokens:,} cache read\n"
+        f"  Output tokens:  {u.output_tokens:,}\n"
+        f"  Cache hits:     {cache_hit_share(u):.0%} of prompt tokens",
+        highlight=False,
+    )
+    return True
+
+
+async def _context(repl: Repl, _: str) -> bool:
+    context = repl.agent.context_usage()
+    if not context.get("window"):
+        repl.console.print("[dim]No context yet: send a prompt first.[/]")
+        return True
+    parts = context_bar_parts(context)
+    bar = "".join(f"[{COLORS[name]}]{'█' * cells}[/]" for name, _, cells in parts)
+    repl.console.print(f"  {bar}")
+    window = context["window"]
+    for name in CATEGORIES:
+        tokens = context.get(name, 0)
+        label = "system prompt" if name == "system" else name
+        repl.console.print(
+            f"  [{COLORS[name]}]■[/] {label:<14} {tokens:>9,} tokens  {tokens / window:6.1%}"
+        )
+    repl.console.print(f"  [dim]window {window:,} tokens · model {repl.agent.model}[/]")
+    return True
+
+
+async def _model(repl: Repl, arg: str) -> bool:
+    if not arg:
+        repl.console.print(f"  model: {repl.agent.model}  [dim](/model NAME to switch)[/]")
+        return True
+    await repl.replace_agent(model=arg, resume=repl.agent.session_id or None)
+    repl.console.print(f"[dim]Switched to {arg}.[/]")
+    return True
+
+
+async def _exit(_: Any, __: str) -> bool:
+    return False
+
+
+COMMANDS: dict[str, SlashCommand] = {
+    c.name: c
+    for c in (
+        SlashCommand("help", "show the commands", _help),
+        SlashCommand("clear", "start a fresh conversation", _clear),
+        SlashCommand("compact", "summarise the conversation [instructions]", _compact),
+        SlashCommand("resume", "list sessions, or resume one: /resume ID", _resume),
+        SlashCommand("cost", "tokens, cache hits and cost of this session", _cost),
+        SlashCommand("context", "context window use by category", _context),
+        SlashCommand("model", "show or switch the model: /model NAME", _model),
+        SlashCommand("exit", "leave (also /quit, Ctrl-D)", _exit),
+    )
+}
+ALIASES = {"quit": "exit", "q": "exit", "?": "help"}
+
+
+def parse_slash(line: str) -> tuple[SlashCommand | None, str, str]:
+    """(command or None, its name as typed, argument) for a line starting with `/`."""
+    head, _, arg = line[1:].strip().partition(" ")
+    name = ALIASES.get(head, head)
+    return COMMANDS.get(name), head, arg.strip()

@@ -1,0 +1,165 @@
+"""The `queryloop` command: `main(argv) -> int` and the console-script `entrypoint()`.
+
+Nothing heavy is imported at module level (no SDKs, no prompt_toolkit, no rich), so
+`queryloop --help` and `--version` start fast; the Agent and the UI load only when used.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..errors import ConfigError
+from .args import CliOptions, UsageError, parse_args
+from .exit_codes import ExitCode
+
+
+def entrypoint() -> None:
+    """The console script: `sys.exit(main())`."""
+    sys.exit(main())
+
+
+def main(
+    argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
+    """Run the command with `argv` (default `sys.argv[1:]`) and return the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    verbose = "--verbose" in args
+    try:
+        options = parse_args(args)
+        if options is None:
+            from .. import __version__
+
+            stdout.write(f"queryloop {__version__}\n")
+            return ExitCode.OK
+        return _dispatch(options, stdin, stdout)
+    except KeyboardInterrupt:
+        sys.stderr.write("\nqueryloop: interrupted\n")
+        return ExitCode.INTERRUPTED
+    except BaseException as exc:  # one line on stderr, never a traceback unless --verbose
+        if isinstance(exc, SystemExit):
+            raise
+        return report_error(exc, verbose=verbose)
+
+
+def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
+    if options.command == "sessions":
+        from .commands import print_sessions
+
+        return print_sessions(options.cwd, stdout)
+    if options.command == "trust":
+        from .commands import trust_folder
+
+        target = Path(options.command_args[0]) if options.command_args else options.cwd
+        return trust_folder(target, stdout)
+    prompt = options.prompt
+    piped = not _isatty(stdin)
+    if options.print_mode or (piped and prompt is None):
+        if not prompt and piped:
+            prompt = stdin.read().strip()
+        if not prompt:
+            raise UsageError("no prompt: pass -p PROMPT, or pipe the prompt on stdin")
+        check_credentials(options.model)
+        import asyncio
+
+        return asyncio.run(_print(options, prompt, stdout))
+    check_credentials(options.model)
+    from .repl import run_repl
+
+    return run_repl(options)
+
+
+async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
+    from .print_mode import run_print
+
+    agent = make_agent(options)
+    try:
+        outcome = await run_print(
+            agent,
+            prompt,
+            output_format=options.output_format,
+            include_partial=options.include_partial_messages,
+            out=stdout,
+        )
+    finally:
+        await agent.aclose()
+    return int(outcome.exit_code)
+
+
+def make_agent(options: CliOptions, **extra: Any) -> Any:
+    """The Agent the options describe: new, resumed (--resume) or continued (--continue)."""
+    from ..agent.core import Agent
+    from ..session import find_session, latest_session
+
+    kwargs = options.agent_kwargs()
+    kwargs.update(extra)
+    if options.resume:
+        path = find_session(options.resume, cwd=options.cwd)
+        return Agent.resume(path, options.model, **kwargs)
+    if options.continue_latest:
+        latest = latest_session(options.cwd)
+        if latest is None:
+            raise UsageError(
+                f"no session to continue in {options.cwd}; start one without --continue"
+            )
+        return Agent.resume(latest, options.model, **kwargs)
+    return Agent(options.model, **kwargs)
+
+
+def check_credentials(model: str | None) -> None:
+    """Fail early, in one line, when no model API can be reached without a key."""
+    name = model or os.environ.get("QUERYLOOP_MODEL") or ""
+    env = os.environ
+    if name.startswith("openai:"):
+        if not (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")):
+            raise UsageError(
+                f"model {name!r} needs OPENAI_BASE_URL (a local server such as Ollama) "
+                "or OPENAI_API_KEY"
+            )
+        return
+    if not (env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")):
+        raise UsageError(
+            "no API key: set ANTHROPIC_API_KEY, or use a local model with "
+            "OPENAI_BASE_URL=http://localhost:11434/v1 and --model openai:<name>"
+        )
+
+
+def report_error(exc: BaseException, *, verbose: bool) -> int:
+    """Print `exc` as one actionable line (plus the traceback with --verbose); its exit code."""
+    from ..providers.errors import ProviderError
+
+    if verbose:
+        traceback.print_exception(exc)
+    if isinstance(exc, ProviderError):
+        code, kind = ExitCode.MODEL_ERROR, "model error"
+    elif isinstance(exc, ConfigError) or _is_session_error(exc):
+        code, kind = ExitCode.USAGE, "error"
+    else:
+        code, kind = ExitCode.ERROR, f"internal error ({type(exc).__name__})"
+    hint = "" if verbose or code != ExitCode.ERROR else " (run with --verbose for details)"
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    sys.stderr.write(f"queryloop: {kind}: {message}{hint}\n")
+    return int(code)
+
+
+def _is_session_error(exc: BaseException) -> bool:
+    from ..session import SessionError
+
+    return isinstance(exc, SessionError)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+if __name__ == "__main__":
+    entrypoint()

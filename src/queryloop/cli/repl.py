@@ -1,0 +1,240 @@
+"""The interactive REPL: prompt_toolkit input, rich output, Ctrl-C semantics, slash commands.
+
+Ctrl-C while the agent works aborts the turn (`agent.abort()`; a second one cancels it hard).
+Ctrl-C at the prompt clears the line; on an empty line it warns, and a second one exits.
+The console and the line reader are injectable so tests can drive the REPL without a terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import signal
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from .args import CliOptions
+from .commands import parse_slash
+from .exit_codes import ExitCode
+from .render import Renderer, short_input, status_text
+
+LineReader = Callable[[str], Awaitable[str]]
+"""Reads one line of input given a prompt; raises EOFError (exit) or KeyboardInterrupt."""
+
+
+class Repl:
+    """One interactive session. `await Repl(options).run()` returns the exit status."""
+
+    def __init__(
+        self,
+        options: CliOptions,
+        *,
+        console: Any = None,
+        read_line: LineReader | None = None,
+        agent_factory: Callable[..., Any] | None = None,
+    ) -> None:
+        from rich.console import Console
+
+        self.options = options
+        self.console = console or Console(highlight=False)
+        self._read_line = read_line
+        self._agent_factory = agent_factory
+        self.renderer = Renderer(self.console)
+        self.agent: Any = self._make_agent(options)
+        self._session: Any = None
+        self._turn_task: asyncio.Task[None] | None = None
+        self._interrupts = 0
+        self._aborting = False
+
+    def _make_agent(self, options: CliOptions) -> Any:
+        if self._agent_factory is not None:
+            return self._agent_factory(options, ask_permission=self.ask_permission)
+        from .main import make_agent
+
+        return make_agent(options, ask_permission=self.ask_permission, interactive=True)
+
+    async def replace_agent(self, **changes: Any) -> None:
+        """Swap the agent (for /model and /resume), closing the old one."""
+        options = dataclasses.replace(self.options, continue_latest=False, **changes)
+        new = self._make_agent(options)
+        await self.agent.aclose()
+        self.agent = new
+        self.options = dataclasses.replace(options, resume=None)
+        await self.agent.start()
+
+    # ---- input -------------------------------------------------------------------------
+
+    async def read_line(self, prompt: str = "> ") -> str:
+        """One line (or several, with Esc+Enter / trailing backslash) from the user."""
+        if self._read_line is not None:
+            return await self._read_line(prompt)
+        if self._session is None:
+            self._session = _prompt_session(self)
+        result: str = await self._session.prompt_async(prompt)
+        return result
+
+    def status(self) -> str:
+        """The bottom status line."""
+        try:
+            context = self.agent.context_usage()
+        except Exception:  # the status line must never break the prompt
+            context = {}
+        return status_text(self.agent.model, context, self.agent.usage, self.agent.cost_usd)
+
+    async def ask_permission(self, tool: str, input: Mapping[str, Any], reason: str) -> bool | str:
+        """The Agent's permission callback: y (once), a (always), n (deny)."""
+        self.renderer.pause()
+        why = f" [dim]({reason})[/]" if reason else ""
+        self.console.print(f"[yellow]Allow {tool}({short_input(tool, input)})?[/]{why}")
+        while True:
+            try:
+                answer = (await self.read_line("[y]es / [n]o / [a]lways > ")).strip().lower()
+            except (EOFError, KeyboardInterrupt):
+                return False
+            if answer in ("y", "yes"):
+                return True
+            if answer in ("a", "always"):
+                return "always"
+            if answer in ("n", "no", ""):
+                return False
+
+    # ---- the loop ----------------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Read, run, repeat until /exit, Ctrl-D or two Ctrl-Cs."""
+        try:
+            await self.agent.start()
+            self._banner()
+            if self.options.prompt:
+                await self.run_turn(self.options.prompt)
+            while True:
+                try:
+                    line = await self.read_line("> ")
+                except EOFError:
+                    return ExitCode.OK
+                except KeyboardInterrupt:
+                    self._interrupts += 1
+                    if self._interrupts >= 2:
+                        return ExitCode.OK
+                    self.console.print("[dim](press Ctrl-C again to exit)[/]")
+                    continue
+                self._interrupts = 0
+                if not await self.handle_line(line):
+                    return ExitCode.OK
+        finally:
+            await self.agent.aclose()
+
+    async def handle_line(self, line: str) -> bool:
+        """Run a prompt or a slash command; False means exit."""
+        text = line.strip()
+        if not text:
+            return True
+        if text.startswith("/"):
+            command, name, arg = parse_slash(text)
+            if command is None:
+                self.console.print(f"[red]Unknown command /{name}[/] [dim](try /help)[/]")
+                return True
+            try:
+                return await command.handler(self, arg)
+            except Exception as exc:  # a failed command must not end the session
+                self.console.print(f"[red]/{command.name} failed: {exc}[/]")
+                return True
+        await self.run_turn(text)
+        return True
+
+    async def run_turn(self, prompt: str) -> None:
+        """Stream one prompt's events to the renderer; Ctrl-C aborts."""
+        self.renderer.start_turn()
+        self._aborting = False
+        loop = asyncio.get_running_loop()
+        self._turn_task = asyncio.create_task(self._consume(prompt))
+        installed = _add_sigint(loop, self._on_interrupt)
+        try:
+            await self._turn_task
+        except asyncio.CancelledError:
+            self.renderer.notice("Interrupted.", style="yellow")
+        except Exception as exc:
+            self.renderer.notice(f"Error: {exc}", style="red")
+        finally:
+            if installed:
+                loop.remove_signal_handler(signal.SIGINT)
+            self.renderer.pause()
+            self._turn_task = None
+
+    async def _consume(self, prompt: str) -> None:
+        async for event in self.agent.stream(prompt):
+            self.renderer.handle(event)
+
+    def _on_interrupt(self) -> None:
+        task = self._turn_task
+        if task is None:
+            return
+        if self._aborting:
+            task.cancel()  # the cooperative abort did not land: stop now
+            return
+        self._aborting = True
+        self.agent.abort()
+
+    def _banner(self) -> None:
+        self.console.print(
+            f"[bold]queryloop[/] · {self.agent.model} · {self.options.cwd}\n"
+            "[dim]/help for commands · Ctrl-C interrupts · Ctrl-D exits[/]"
+        )
+
+
+def _add_sigint(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) -> bool:
+    try:
+        loop.add_signal_handler(signal.SIGINT, handler)
+        return True
+    except (NotImplementedError, RuntimeError, ValueError):
+        return False
+
+
+def _prompt_session(repl: Repl) -> Any:
+    """A prompt_toolkit session with history, multi-line editing and the status toolbar."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory
+    from prompt_toolkit.key_binding import KeyBindings
+
+    from ..session import queryloop_home
+
+    home = queryloop_home()
+    home.mkdir(parents=True, exist_ok=True)
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    def _newline(event: Any) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("enter")
+    def _enter(event: Any) -> None:
+        buffer = event.current_buffer
+        if buffer.text.endswith("\\"):
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+        else:
+            buffer.validate_and_handle()
+
+    @bindings.add("c-c")
+    def _ctrl_c(event: Any) -> None:
+        if event.current_buffer.text:
+            event.current_buffer.reset()
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
+    return PromptSession(
+        history=FileHistory(str(home / "history")),
+        key_bindings=bindings,
+        bottom_toolbar=lambda: repl.status(),
+        multiline=False,
+    )
+
+
+def run_repl(options: CliOptions) -> int:
+    """Run the REPL to its end (the `queryloop` command without -p)."""
+    repl = Repl(options)
+
+    async def _main() -> int:
+        return await repl.run()
+
+    return asyncio.run(_main())
