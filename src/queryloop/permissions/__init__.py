@@ -1,1 +1,37 @@
-"""queryloop.permissions"""
+"""queryloop.permissions: modes, allow/ask/deny rules, the permission checker, workspace trust.
+
+See docs/settings.md for the rule syntax and the order in which a call is decided.
+"""
+
+from __future__ import annotations
+
+from .checker import (
+    AskHandler,
+    CanUseTool,
+    PermissionAllow,
+    PermissionChecker,
+    PermissionContext,
+    PermissionDeny,
+    PermissionRequest,
+    PermissionResult,
+)
+from .modes import EDIT_TOOLS, READ_TOOLS, PermissionMode, parse_mode
+from .rules import MatchContext, PermissionRule, RuleSet
+
+__all__ = [
+    "EDIT_TOOLS",
+    "READ_TOOLS",
+    "AskHandler",
+    "CanUseTool",
+    "MatchContext",
+    "PermissionAllow",
+    "PermissionChecker",
+    "PermissionContext",
+    "PermissionDeny",
+    "PermissionMode",
+    "PermissionRequest",
+    "PermissionResult",
+    "PermissionRule",
+    "RuleSet",
+    "parse_mode",
+]

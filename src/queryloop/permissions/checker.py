@@ -1,0 +1,317 @@
+"""`PermissionChecker`: modes, rules and the user (or an SDK callback) decide each tool call.
+
+Order for one call (Claude Code's, with its known gaps closed):
+
+1. a deny rule matches → deny (nothing overrides it, not even bypassPermissions);
+2. plan mode and the call is not read-only → deny;
+3. an ask rule matches → ask;
+4. the tool's own `check_permissions` says deny → deny;
+5. bypassPermissions → allow;
+6. an allow rule (settings, `--allowed-tools`, or remembered this session) matches → allow;
+7. the tool's own check says allow → allow, ask → ask;
+8. a file tool's path lies outside the working folders (symlinks resolved) → ask;
+9. read-only → allow; acceptEdits and a file edit → allow; otherwise → ask.
+
+"ask" goes to `can_use_tool` (SDK) if given, else to the `ask` handler (the REPL prompt); with
+neither (print mode, headless), an ask is a denial whose message says how to allow the call.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import shlex
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from pydantic import BaseModel
+
+from ..tools.base import PermissionDecision, Tool, ToolContext
+from . import paths
+from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode
+from .rules import MatchContext, PermissionRule, RuleSet
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAllow:
+    """Let the call run, optionally with a changed input; `remember` adds a session rule."""
+
+    updated_input: Mapping[str, Any] | None = None
+    remember: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDeny:
+    """Refuse the call; `message` reaches the model in the is_error tool_result."""
+
+    message: str = ""
+
+
+PermissionResult: TypeAlias = PermissionAllow | PermissionDeny
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    """What the user (or `can_use_tool`) is asked about."""
+
+    tool_name: str
+    input: Mapping[str, Any]
+    reason: str
+    """Why approval is needed, one sentence."""
+    suggested_rule: str
+    """An allow rule that would approve calls like this one (`Bash(git diff:*)`)."""
+    cwd: Path
+    mode: PermissionMode
+
+
+AskHandler: TypeAlias = Callable[[PermissionRequest], Awaitable[PermissionResult | bool]]
+"""The REPL's prompt: show the request, return the user's answer."""
+
+CanUseTool: TypeAlias = Callable[
+    [str, Mapping[str, Any], PermissionRequest],
+    "Awaitable[PermissionResult | PermissionDecision | bool]"
+    " | PermissionResult | PermissionDecision | bool",
+]
+"""SDK callback `can_use_tool(tool_name, input, request)`; sync or async."""
+
+
+@dataclass
+class PermissionContext:
+    """The mutable permission state of a session (the REPL can switch modes mid-session)."""
+
+    mode: PermissionMode = PermissionMode.DEFAULT
+    rules: RuleSet = field(default_factory=RuleSet)
+    session_allow: list[PermissionRule] = field(default_factory=list)
+    """Rules the user approved with "always" during this session."""
+    home: Path = field(default_factory=Path.home)
+    """The home directory `~/` patterns resolve against."""
+
+
+class PermissionChecker:
+    """Implements `tools.base.PermissionChecker` over a `PermissionContext`."""
+
+    def __init__(
+        self,
+        context: PermissionContext | None = None,
+        *,
+        ask: AskHandler | None = None,
+        can_use_tool: CanUseTool | None = None,
+    ) -> None:
+        self.context = context or PermissionContext()
+        self.ask_handler = ask
+        self.can_use_tool = can_use_tool
+
+    async def check(
+        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
+    ) -> PermissionDecision:
+        """The verdict for one validated call (asks the user when the rules leave it open)."""
+        decision = await self.evaluate(tool, input, ctx)
+        if decision.behavior != "ask":
+            return decision
+        return await self._ask(tool, input, ctx, decision.message)
+
+    def denied_by_rule(
+        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
+    ) -> PermissionDecision | None:
+        """The deny decision if a deny rule matches, else None.
+
+        For the executor when a PreToolUse hook already said allow: hooks may skip the prompt,
+        never a deny rule.
+        """
+        call = _Call.of(tool, input, ctx, self.context)
+        rule = self.context.rules.find("deny", tool.name, call.subject, call.mc)
+        return None if rule is None else _deny_by_rule(tool.name, call, rule)
+
+    async def evaluate(
+        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
+    ) -> PermissionDecision:
+        """Steps 1-9 without asking anyone: allow, deny, or ask (with the reason)."""
+        context, name = self.context, tool.name
+        call = _Call.of(tool, input, ctx, context)
+        denied = self.denied_by_rule(tool, input, ctx)
+        if denied is not None:
+            return denied
+        read_only = _safe_bool(lambda: tool.is_read_only(call.parsed))
+        if context.mode is PermissionMode.PLAN and not read_only:
+            return PermissionDecision(
+                "deny",
+                f"{name} is not available in plan mode: only read-only tools run. Finish the "
+                "plan and let the user leave plan mode before changing anything.",
+            )
+        ask_rule = context.rules.find("ask", name, call.subject, call.mc)
+        if ask_rule is not None:
+            return PermissionDecision(
+                "ask", f"the rule {ask_rule} asks for approval", rule=str(ask_rule)
+            )
+        own = await _tool_check(tool, call.parsed, ctx)
+        if own.behavior == "deny":
+            return own
+        if context.mode is PermissionMode.BYPASS:
+            return PermissionDecision("allow", updated_input=own.updated_input)
+        allowed = RuleSet(allow=context.rules.allow + tuple(context.session_allow))
+        allow_rule = allowed.find("allow", name, call.subject, call.mc)
+        if allow_rule is not None:
+            return PermissionDecision("allow", rule=str(allow_rule))
+        if own.behavior in ("allow", "ask"):
+            return own
+        return self._by_mode(name, call, read_only, ctx)
+
+    def _by_mode(
+        self, name: str, call: _Call, read_only: bool, ctx: ToolContext
+    ) -> PermissionDecision:
+        if call.path is not None and not paths.is_within(call.path, ctx.working_dirs):
+            folders = ", ".join(str(d) for d in ctx.working_dirs)
+            return PermissionDecision(
+                "ask", f"{call.path} is outside the working folders ({folders})"
+            )
+        if read_only:
+            return PermissionDecision("allow")
+        if self.context.mode is PermissionMode.ACCEPT_EDITS and name in EDIT_TOOLS:
+            return PermissionDecision("allow")
+        return PermissionDecision("ask", f"{_describe(name, call)} needs approval")
+
+    async def _ask(
+        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext, reason: str
+    ) -> PermissionDecision:
+        call = _Call.of(tool, input, ctx, self.context)
+        request = PermissionRequest(
+            tool.name, input, reason, _suggest_rule(tool.name, call), ctx.cwd, self.context.mode
+        )
+        try:
+            answer = await self._answer(request)
+        except Exception as exc:  # a broken prompt or callback must not crash the session
+            log.warning("permission prompt failed: %r", exc)
+            return PermissionDecision(
+                "deny", f"{tool.name} was not approved: the prompt failed ({exc})."
+            )
+        if answer is None:
+            return PermissionDecision("deny", _headless_message(tool.name, call, request))
+        return self._apply(answer, request)
+
+    async def _answer(self, request: PermissionRequest) -> object:
+        if self.can_use_tool is not None:
+            result = self.can_use_tool(request.tool_name, request.input, request)
+            return await result if inspect.isawaitable(result) else result
+        if self.ask_handler is not None:
+            return await self.ask_handler(request)
+        return None
+
+    def _apply(self, answer: object, request: PermissionRequest) -> PermissionDecision:
+        if isinstance(answer, PermissionDecision):
+            return answer
+        if answer is True or isinstance(answer, PermissionAllow):
+            if isinstance(answer, PermissionAllow) and answer.remember:
+                rule = PermissionRule.parse(request.suggested_rule, "allow", source="session")
+                self.context.session_allow.append(rule)
+            updated = answer.updated_input if isinstance(answer, PermissionAllow) else None
+            return PermissionDecision("allow", updated_input=updated)
+        message = answer.message if isinstance(answer, PermissionDeny) else ""
+        text = f"The user denied this {request.tool_name} call."
+        return PermissionDecision("deny", f"{text} {message}".strip())
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One call's facts the steps share: parsed input, subject, resolved path."""
+
+    parsed: Any
+    subject: str | None
+    path: Path | None
+    mc: MatchContext
+
+    @classmethod
+    def of(
+        cls, tool: Tool, input: Mapping[str, Any], ctx: ToolContext, context: PermissionContext
+    ) -> _Call:
+        parsed = _parse_input(tool, input)
+        subject = _subject(tool, parsed, input, ctx)
+        path = ctx.resolve(subject) if tool.name in FILE_TOOLS and subject else None
+        subject = str(path) if path is not None else subject
+        return cls(parsed, subject, path, MatchContext(ctx.cwd, context.home))
+
+
+def _parse_input(tool: Tool, input: Mapping[str, Any]) -> Any:
+    """The tool's own input model when it validates (what its methods expect), else the dict."""
+    model = getattr(tool, "input_model", BaseModel)
+    if model is BaseModel:
+        return dict(input)
+    try:
+        return model.model_validate(dict(input))
+    except Exception:
+        return dict(input)
+
+
+def _subject(tool: Tool, parsed: Any, input: Mapping[str, Any], ctx: ToolContext) -> str | None:
+    try:
+        subject = tool.permission_subject(parsed)
+    except Exception:
+        subject = None
+    if subject is not None:
+        return str(subject)
+    for key in ("command", "file_path", "notebook_path", "path", "url"):
+        value = input.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return str(ctx.cwd) if tool.name in FILE_TOOLS else None
+
+
+async def _tool_check(tool: Tool, parsed: Any, ctx: ToolContext) -> PermissionDecision:
+    try:
+        return await tool.check_permissions(parsed, ctx)
+    except Exception as exc:
+        return PermissionDecision("ask", f"{tool.name}'s permission check failed ({exc})")
+
+
+def _safe_bool(fn: Callable[[], bool]) -> bool:
+    try:
+        return bool(fn())
+    except Exception:
+        return False
+
+
+def _deny_by_rule(name: str, call: _Call, rule: PermissionRule) -> PermissionDecision:
+    return PermissionDecision(
+        "deny",
+        f"Permission to use {_describe(name, call)} was denied by the rule {rule} "
+        f"(from {rule.source}).",
+        rule=str(rule),
+    )
+
+
+def _describe(name: str, call: _Call) -> str:
+    if name == "Bash" and call.subject:
+        return f"Bash with command {call.subject!r}"
+    if call.path is not None:
+        return f"{name} on {call.path}"
+    return name
+
+
+def _suggest_rule(name: str, call: _Call) -> str:
+    if name == "Bash" and call.subject:
+        try:
+            words = shlex.split(call.subject.splitlines()[0] if call.subject.strip() else "")
+        except ValueError:
+            words = call.subject.split()
+        keep = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
+        return f"Bash({' '.join(keep)}:*)" if keep else "Bash"
+    if call.path is not None:
+        family = "Edit" if name in EDIT_TOOLS else "Read"
+        try:
+            return f"{family}({call.path.relative_to(call.mc.cwd)})"
+        except ValueError:
+            return f"{family}(/{call.path})"
+    return name
+
+
+def _headless_message(name: str, call: _Call, request: PermissionRequest) -> str:
+    hint = f"--allowed-tools '{request.suggested_rule}'"
+    if name in EDIT_TOOLS:
+        hint += " or --permission-mode acceptEdits"
+    return (
+        f"{_describe(name, call)} requires approval ({request.reason}), and no one can approve "
+        f"it in this non-interactive session; run with {hint}."
+    )

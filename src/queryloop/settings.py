@@ -1,0 +1,301 @@
+"""Settings files: where they are, how they merge, and what went wrong reading them.
+
+Files, lowest precedence first (Claude Code's shapes and order):
+
+1. user: `$QUERYLOOP_HOME/settings.json` (QUERYLOOP_HOME defaults to `~/.queryloop`)
+2. project: `<cwd>/.queryloop/settings.json`
+3. local: `<cwd>/.queryloop/settings.local.json` (personal, not committed)
+
+Rule lists and hooks concatenate; `env` merges key by key; `model` and `permissions.defaultMode`
+take the last file that sets them. A file that cannot be read (invalid JSON, wrong types) yields
+a `SettingsProblem` naming the file, line and column and the fix; it never raises and never
+stops the other files from loading. An untrusted project (see `permissions.trust`) contributes
+only its deny rules and `model`; what it would have added is listed in `Settings.ignored`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .hooks.config import HooksConfig, parse_hooks
+from .permissions.modes import PermissionMode, parse_mode
+from .permissions.rules import PermissionRule, RuleBehavior, RuleSet
+
+PROJECT_DIR = ".queryloop"
+
+
+class SettingsScope(StrEnum):
+    """Where a settings file lives."""
+
+    USER = "user"
+    PROJECT = "project"
+    LOCAL = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsProblem:
+    """A settings file that could not be (fully) used; shown to the user as a warning."""
+
+    path: Path
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        where = str(self.path)
+        if self.line is not None:
+            where += f":{self.line}:{self.column or 1}"
+        return f"{where}: {self.message}"
+
+    def as_error(self) -> ConfigError:
+        """The same problem as an exception, for callers that want to fail hard."""
+        return ConfigError(str(self))
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsFile:
+    """One settings file that was read."""
+
+    scope: SettingsScope
+    path: Path
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The merged, effective settings and where each piece came from."""
+
+    rules: RuleSet = field(default_factory=RuleSet)
+    default_mode: PermissionMode | None = None
+    additional_directories: tuple[Path, ...] = ()
+    hooks: HooksConfig = field(default_factory=HooksConfig)
+    env: Mapping[str, str] = field(default_factory=dict)
+    model: str | None = None
+    trusted_folders: tuple[Path, ...] = ()
+    files: tuple[SettingsFile, ...] = ()
+    problems: tuple[SettingsProblem, ...] = ()
+    ignored: tuple[str, ...] = ()
+    """What untrusted project files asked for and did not get, one line each."""
+    origins: Mapping[str, Path] = field(default_factory=dict)
+    """Which file set `model`, `defaultMode` and each `env.NAME`."""
+
+
+def queryloop_home() -> Path:
+    """`$QUERYLOOP_HOME`, or `~/.queryloop`."""
+    value = os.environ.get("QUERYLOOP_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".queryloop"
+
+
+def user_settings_path(user_home: Path | None = None) -> Path:
+    """The user settings file inside `user_home` (default: `queryloop_home()`)."""
+    return (user_home or queryloop_home()) / "settings.json"
+
+
+def settings_paths(cwd: Path, user_home: Path | None = None) -> list[tuple[SettingsScope, Path]]:
+    """The settings files that apply in `cwd`, lowest precedence first."""
+    project = cwd / PROJECT_DIR
+    return [
+        (SettingsScope.USER, user_settings_path(user_home)),
+        (SettingsScope.PROJECT, project / "settings.json"),
+        (SettingsScope.LOCAL, project / "settings.local.json"),
+    ]
+
+
+def read_settings_file(path: Path) -> tuple[dict[str, Any] | None, SettingsProblem | None]:
+    """The file's JSON object; None and no problem when absent; None and a problem when broken."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, SettingsProblem(path, f"cannot read settings file: {exc}")
+    if not text.strip():
+        return {}, None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        fix = "fix the JSON syntax (no comments or trailing commas); the file was skipped"
+        return None, SettingsProblem(path, f"invalid JSON: {exc.msg}; {fix}", exc.lineno, exc.colno)
+    if not isinstance(data, dict):
+        return None, SettingsProblem(
+            path, "settings must be a JSON object; the file was skipped", 1, 1
+        )
+    return data, None
+
+
+def load_settings(cwd: Path, *, user_home: Path | None = None, trusted: bool) -> Settings:
+    """Read and merge the user, project and local settings for `cwd`.
+
+    `user_home` is the queryloop home folder (default `$QUERYLOOP_HOME` or `~/.queryloop`).
+    When `trusted` is False the project and local files contribute only deny rules and `model`.
+    """
+    merger = _Merger(cwd)
+    for scope, path in settings_paths(cwd, user_home):
+        data, problem = read_settings_file(path)
+        if problem is not None:
+            merger.problems.append(problem)
+        if data is not None:
+            is_project = scope is not SettingsScope.USER
+            merger.add(SettingsFile(scope, path, data), trusted=trusted or not is_project)
+    return merger.result()
+
+
+class _Merger:
+    """Accumulates files in precedence order; each `add` validates one file's keys."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self.rules = RuleSet()
+        self.default_mode: PermissionMode | None = None
+        self.dirs: list[Path] = []
+        self.hooks = HooksConfig()
+        self.env: dict[str, str] = {}
+        self.model: str | None = None
+        self.trusted_folders: list[Path] = []
+        self.files: list[SettingsFile] = []
+        self.problems: list[SettingsProblem] = []
+        self.ignored: list[str] = []
+        self.origins: dict[str, Path] = {}
+        self._text: str = ""
+
+    def result(self) -> Settings:
+        return Settings(
+            rules=self.rules,
+            default_mode=self.default_mode,
+            additional_directories=tuple(self.dirs),
+            hooks=self.hooks,
+            env=dict(self.env),
+            model=self.model,
+            trusted_folders=tuple(self.trusted_folders),
+            files=tuple(self.files),
+            problems=tuple(self.problems),
+            ignored=tuple(self.ignored),
+            origins=dict(self.origins),
+        )
+
+    def add(self, file: SettingsFile, *, trusted: bool) -> None:
+        self.files.append(file)
+        try:
+            self._text = file.path.read_text(encoding="utf-8")
+        except OSError:
+            self._text = ""
+        root = self.cwd if file.scope is not SettingsScope.USER else file.path.parent
+        data = file.data
+        self._add_permissions(file, data.get("permissions", {}), root, trusted)
+        self._add_hooks(file, data.get("hooks"), trusted)
+        self._add_env(file, data.get("env"), trusted)
+        model = data.get("model")
+        if model is not None:
+            if isinstance(model, str):
+                self.model = model
+                self.origins["model"] = file.path
+            else:
+                self._problem(file, "model", "'model' must be a string")
+        if file.scope is SettingsScope.USER:
+            folders = self._str_list(file, data, "trustedFolders")
+            self.trusted_folders.extend(Path(f).expanduser() for f in folders)
+
+    def _add_permissions(self, file: SettingsFile, raw: object, root: Path, trusted: bool) -> None:
+        if not isinstance(raw, Mapping):
+            self._problem(file, "permissions", "'permissions' must be an object")
+            return
+        for behavior in ("deny", "ask", "allow"):
+            rules = self._rules(file, raw, behavior, root)
+            if behavior == "deny" or trusted:
+                self.rules = self.rules.merged(_ruleset(behavior, rules))
+            elif rules:
+                self.ignored.append(f"{file.path}: {behavior} rules " + ", ".join(map(str, rules)))
+        self._add_mode(file, raw.get("defaultMode"), trusted)
+        dirs = self._str_list(file, raw, "additionalDirectories")
+        if dirs and not trusted:
+            self.ignored.append(f"{file.path}: additionalDirectories " + ", ".join(dirs))
+        elif dirs:
+            self.dirs.extend((root / Path(d).expanduser()) for d in dirs)
+
+    def _add_mode(self, file: SettingsFile, value: object, trusted: bool) -> None:
+        if value is None:
+            return
+        try:
+            mode = parse_mode(value) if isinstance(value, str) else parse_mode(repr(value))
+        except ConfigError as exc:
+            self._problem(file, "defaultMode", str(exc))
+            return
+        if not trusted:
+            self.ignored.append(f"{file.path}: defaultMode {mode.value}")
+            return
+        self.default_mode = mode
+        self.origins["defaultMode"] = file.path
+
+    def _rules(
+        self, file: SettingsFile, raw: Mapping[str, Any], behavior: RuleBehavior, root: Path
+    ) -> list[PermissionRule]:
+        rules: list[PermissionRule] = []
+        for text in self._str_list(file, raw, behavior):
+            try:
+                rules.append(PermissionRule.parse(text, behavior, source=str(file.path), root=root))
+            except ConfigError as exc:
+                self._problem(file, text, str(exc))
+        return rules
+
+    def _add_hooks(self, file: SettingsFile, raw: object, trusted: bool) -> None:
+        if raw is None:
+            return
+        hooks, problems = parse_hooks(raw, source=str(file.path))
+        for message in problems:
+            self._problem(file, "hooks", message.removeprefix(f"{file.path}: "))
+        if trusted:
+            self.hooks = self.hooks.merged(hooks)
+        elif hooks.count():
+            self.ignored.append(f"{file.path}: hooks " + "; ".join(hooks.describe()))
+
+    def _add_env(self, file: SettingsFile, raw: object, trusted: bool) -> None:
+        if raw is None:
+            return
+        if not isinstance(raw, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in raw.items()
+        ):
+            self._problem(file, "env", "'env' must be an object of string values")
+            return
+        if not trusted:
+            if raw:
+                self.ignored.append(f"{file.path}: env " + ", ".join(sorted(raw)))
+            return
+        for key, value in raw.items():
+            self.env[key] = value
+            self.origins[f"env.{key}"] = file.path
+
+    def _str_list(self, file: SettingsFile, raw: Mapping[str, Any], key: str) -> list[str]:
+        value = raw.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self._problem(file, key, f"'{key}' must be a list of strings; it was skipped")
+            return []
+        return list(value)
+
+    def _problem(self, file: SettingsFile, key: str, message: str) -> None:
+        line, column = _locate(self._text, key)
+        self.problems.append(SettingsProblem(file.path, message, line, column))
+
+
+def _ruleset(behavior: str, rules: list[PermissionRule]) -> RuleSet:
+    found = tuple(rules)
+    if behavior == "allow":
+        return RuleSet(allow=found)
+    return RuleSet(ask=found) if behavior == "ask" else RuleSet(deny=found)
+
+
+def _locate(text: str, key: str) -> tuple[int | None, int | None]:
+    """Line and column of the first `"key"` in the file (JSON has no positions after parsing)."""
+    index = text.find(json.dumps(key))
+    if index < 0:
+        return None, None
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
