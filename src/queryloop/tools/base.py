@@ -78,11 +78,22 @@ class ToolContext:
     env: dict[str, str] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)
     """Free-form state for user tools and extensions; keys should be namespaced."""
+    original_cwd: Path | None = None
+    """The folder the session started in (defaults to `cwd`). A `cd` in Bash moves `cwd`
+    but must not shrink the folders the agent may work in."""
+
+    def __post_init__(self) -> None:
+        if self.original_cwd is None:
+            self.original_cwd = self.cwd
 
     @property
     def working_dirs(self) -> list[Path]:
-        """The folders the agent may work in without asking: cwd and additional dirs."""
-        return [self.cwd, *self.additional_dirs]
+        """The folders the agent may work in without asking: the session's start folder,
+        the current cwd and the additional dirs."""
+        dirs = [self.cwd, *self.additional_dirs]
+        if self.original_cwd is not None and self.original_cwd not in dirs:
+            dirs.insert(0, self.original_cwd)
+        return dirs
 
     def resolve(self, path: str) -> Path:
         """An absolute path, relative ones taken from `cwd`; `~` is expanded."""

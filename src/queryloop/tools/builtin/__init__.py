@@ -1,0 +1,49 @@
+"""The built-in coding tools, with Claude Code's names and input fields.
+
+Read, Glob, Grep and LS are read-only and concurrency-safe. Bash is concurrency-safe (and
+read-only) only for a plain allowlisted read-only command; Write, Edit, MultiEdit and
+TodoWrite run alone.
+"""
+
+from __future__ import annotations
+
+from ..base import Tool
+from .bash import BashTool, is_read_only_command
+from .edit import EditTool
+from .glob import GlobTool
+from .grep import GrepTool
+from .ls import LSTool
+from .multi_edit import MultiEditTool
+from .read import ReadTool
+from .todo_write import TodoWriteTool
+from .write import WriteTool
+
+
+def builtin_tools() -> list[Tool]:
+    """Fresh instances of every built-in tool, in a stable order."""
+    return [
+        BashTool(),
+        GlobTool(),
+        GrepTool(),
+        LSTool(),
+        ReadTool(),
+        EditTool(),
+        MultiEditTool(),
+        WriteTool(),
+        TodoWriteTool(),
+    ]
+
+
+__all__ = [
+    "BashTool",
+    "EditTool",
+    "GlobTool",
+    "GrepTool",
+    "LSTool",
+    "MultiEditTool",
+    "ReadTool",
+    "TodoWriteTool",
+    "WriteTool",
+    "builtin_tools",
+    "is_read_only_command",
+]

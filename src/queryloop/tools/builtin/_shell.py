@@ -1,0 +1,137 @@
+"""Running one shell command: own process group, bounded capture, timeout, cwd tracking."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+CAPTURE_BYTES = 512 * 1024
+"""Bytes kept from each end of a stream; the middle of a huge output is dropped early."""
+PIPE_GRACE_S = 0.5
+"""How long to wait for output after the shell exited (a background child may hold the pipe)."""
+REAP_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ShellOutcome:
+    """What a finished (or killed) command left behind."""
+
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    timed_out: bool
+    final_cwd: str | None
+    """The shell's working directory when it exited (None if it could not be recorded)."""
+
+
+class _Capture:
+    """Keeps the first and the last CAPTURE_BYTES of a stream and counts the rest."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = CAPTURE_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > 2 * CAPTURE_BYTES:
+                del self.tail[: len(self.tail) - CAPTURE_BYTES]
+
+    def text(self) -> str:
+        tail = bytes(self.tail[-CAPTURE_BYTES:])
+        dropped = self.total - len(self.head) - len(tail)
+        middle = f"\n[... {dropped} bytes omitted ...]\n" if dropped > 0 else ""
+        return self.head.decode("utf-8", "replace") + middle + tail.decode("utf-8", "replace")
+
+
+async def _pump(stream: asyncio.StreamReader | None, sink: _Capture) -> None:
+    if stream is None:
+        return
+    while chunk := await stream.read(65536):
+        sink.feed(chunk)
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the command's whole process group (children and grandchildren too)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def shell_path() -> str:
+    """bash when available (what models expect), else sh."""
+    return shutil.which("bash") or "/bin/sh"
+
+
+async def run_shell(
+    command: str, cwd: Path, env: Mapping[str, str], timeout_s: float
+) -> ShellOutcome:
+    """Run `command` in a new session (own process group) and capture its output.
+
+    On timeout or cancellation the whole group is killed; cancellation still propagates.
+    """
+    fd, cwd_file = tempfile.mkstemp(prefix="queryloop-cwd-")
+    os.close(fd)
+    # The EXIT trap records where the shell ended up, even after an explicit `exit`.
+    script = f"trap 'pwd -P >| {shlex.quote(cwd_file)} 2>/dev/null' EXIT\n{command}"
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            shell_path(),
+            "-c",
+            script,
+            cwd=str(cwd),
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        out, err = _Capture(), _Capture()
+        readers = [
+            asyncio.create_task(_pump(proc.stdout, out)),
+            asyncio.create_task(_pump(proc.stderr, err)),
+        ]
+        timed_out = await _wait(proc, readers, timeout_s)
+        final = Path(cwd_file).read_text(encoding="utf-8").strip() or None
+        return ShellOutcome(out.text(), err.text(), proc.returncode, timed_out, final)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(cwd_file)
+
+
+async def _wait(
+    proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]], timeout_s: float
+) -> bool:
+    """Wait for the shell and its output; True when it had to be killed for the timeout."""
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_s)
+        except TimeoutError:
+            timed_out = True
+            _kill_group(proc)
+            await proc.wait()
+        await asyncio.wait(readers, timeout=PIPE_GRACE_S)
+    except BaseException:
+        # Cancelled (abort, a failed sibling) or broken: never leave the command running.
+        _kill_group(proc)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(proc.wait(), REAP_TIMEOUT_S)
+        raise
+    finally:
+        for reader in readers:
+            reader.cancel()
+    return timed_out

@@ -1,0 +1,138 @@
+"""Bash: run a shell command; the working directory persists across calls."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..base import BaseTool, ToolContext, ToolProgress, ToolResult
+from ..output import truncate_text
+from ._common import StrictInput, field_of, is_inside_working_dirs
+from ._shell import ShellOutcome, run_shell
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+MAX_OUTPUT_CHARS = 30_000
+
+READ_ONLY_COMMANDS = frozenset({"ls", "cat", "grep", "rg", "find", "head", "tail", "wc", "pwd"})
+READ_ONLY_GIT = frozenset({"status", "diff", "log"})
+SHELL_METACHARS = re.compile(r"[;&|<>$`(){}\n\\*?\[\]!~]")
+FIND_WRITERS = frozenset(
+    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fprint0", "-fls"}
+)
+
+DESCRIPTION = f"""Executes a bash command and returns its output (stdout, then stderr).
+
+- The working directory persists between calls: `cd` changes it for later commands, but it
+  cannot leave the session's working directories (it is reset if it does).
+- Quote paths that contain spaces. Prefer absolute paths over `cd` when you can.
+- timeout is in milliseconds: default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}. A command
+  that runs longer is killed with all its child processes.
+- Output longer than {MAX_OUTPUT_CHARS} characters is cut to its start and end.
+- A non-zero exit code is reported as an error together with the output.
+- Commands run non-interactively (stdin is empty): never use commands that wait for input.
+- Prefer the Read, Glob, Grep and LS tools over cat, find, grep and ls, and Edit over sed.
+- To run independent commands, call Bash several times in one response; to run dependent
+  commands in sequence, chain them with `&&` in one call.
+- description: say in 5-10 words what the command does."""
+
+
+class BashInput(StrictInput):
+    command: str = Field(description="The command to execute")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})",
+    )
+    description: str | None = Field(
+        default=None, description="A clear, concise description of what this command does"
+    )
+
+
+def is_read_only_command(command: str) -> bool:
+    """True for a plain read-only command: an allowlisted program, no shell metacharacters.
+
+    Allowed programs: ls, cat, grep, rg, find (without -exec/-delete/...), head, tail, wc,
+    pwd, and git status / diff / log. Anything else, or any of `;&|<>$()` braces, backticks,
+    globs, makes the command unsafe (it then runs alone).
+    """
+    if not command.strip() or SHELL_METACHARS.search(command):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    program, args = words[0], words[1:]
+    if program == "git":
+        return bool(args) and args[0] in READ_ONLY_GIT
+    if program == "find":
+        return not FIND_WRITERS.intersection(args)
+    return program in READ_ONLY_COMMANDS
+
+
+class BashTool(BaseTool[BashInput]):
+    """The Bash tool. Not concurrency-safe unless the command is plainly read-only."""
+
+    name = "Bash"
+    description = DESCRIPTION
+    input_model: type[BaseModel] = BashInput
+    cancels_siblings_on_error = True
+    """A failing command cancels the calls running beside it (they often depend on it)."""
+
+    def is_concurrency_safe(self, input: Any) -> bool:
+        return is_read_only_command(str(field_of(input, "command", "")))
+
+    def is_read_only(self, input: Any) -> bool:
+        return self.is_concurrency_safe(input)
+
+    def permission_subject(self, input: Any) -> str | None:
+        return str(field_of(input, "command", "")) or None
+
+    async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
+        if not input.command.strip():
+            return "InputValidationError: Bash failed: `command` is empty"
+        return None
+
+    async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
+        timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
+        env = {**os.environ, **ctx.env, "GIT_PAGER": "cat", "PAGER": "cat"}
+        started_in = ctx.cwd
+        outcome = await run_shell(input.command, ctx.cwd, env, timeout_ms / 1000)
+        note = _follow_cwd(ctx, outcome.final_cwd, started_in)
+        yield _result(outcome, timeout_ms, note)
+
+
+def _follow_cwd(ctx: ToolContext, final_cwd: str | None, started_in: Path) -> str:
+    """Keep the shell's new directory if it is inside the working dirs; a note if reset."""
+    if final_cwd is None or os.path.realpath(final_cwd) == os.path.realpath(started_in):
+        return ""
+    if is_inside_working_dirs(ctx, Path(os.path.realpath(final_cwd))):
+        ctx.cwd = Path(final_cwd)
+        return ""
+    return f"Shell cwd was reset to {ctx.cwd} (it may not leave the working directories)"
+
+
+def _result(outcome: ShellOutcome, timeout_ms: int, note: str) -> ToolResult:
+    parts = [truncate_text(outcome.stdout.rstrip("\n"), MAX_OUTPUT_CHARS)]
+    if outcome.stderr.strip():
+        parts.append(truncate_text(outcome.stderr.rstrip("\n"), MAX_OUTPUT_CHARS))
+    code = outcome.exit_code
+    if outcome.timed_out:
+        parts.append(f"Command timed out after {timeout_ms} ms and was killed")
+    elif code:
+        parts.append(f"Exit code {code}")
+    if note:
+        parts.append(note)
+    text = "\n".join(p for p in parts if p) or "(Command completed with no output)"
+    return ToolResult(
+        content=text,
+        is_error=outcome.timed_out or bool(code),
+        data={"exit_code": code, "timed_out": outcome.timed_out},
+    )

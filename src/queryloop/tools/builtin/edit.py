@@ -1,0 +1,89 @@
+"""Edit: one exact string replacement in a file the agent has read."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..base import BaseTool, PermissionDecision, ToolContext, ToolError, ToolProgress, ToolResult
+from ._common import StrictInput, field_of, path_permission, record_read, resolve_path
+from ._edits import Replacement, apply_all, read_for_edit, snippet
+
+DESCRIPTION = """Performs exact string replacements in a file.
+
+- You must Read the file in this session before editing it, and it must not have changed
+  since; otherwise the edit is refused.
+- file_path may be absolute or relative to the current working directory.
+- old_string must match the file exactly, including indentation. Do not include the
+  line-number prefix that Read shows (a number and a tab).
+- The edit fails if old_string is not found, or is found more than once: then add surrounding
+  lines to make it unique, or set replace_all to replace every occurrence (useful for renames).
+- An empty old_string creates a new file (or fills an empty one) with new_string.
+- Returns the edited region with line numbers."""
+
+
+class EditInput(StrictInput):
+    file_path: str = Field(description="The file to modify (absolute or relative to the cwd)")
+    old_string: str = Field(description="The exact text to replace")
+    new_string: str = Field(description="The text to replace it with (must differ)")
+    replace_all: bool = Field(default=False, description="Replace every occurrence")
+
+
+class FileEditTool(BaseTool[Any]):
+    """Shared behaviour of Edit and MultiEdit; subclasses say which replacements to make."""
+
+    def replacements(self, input: Any) -> list[Replacement]:
+        raise NotImplementedError
+
+    def permission_subject(self, input: Any) -> str | None:
+        return str(field_of(input, "file_path") or "") or None
+
+    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
+        return path_permission(ctx, field_of(input, "file_path"), "Editing")
+
+    async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
+        try:
+            self._plan(input, ctx)
+        except ToolError as exc:
+            return str(exc)
+        return None
+
+    def _plan(self, input: Any, ctx: ToolContext) -> tuple[Path, str, int, int]:
+        """(path, new text, offset of the first change, length of the new region)."""
+        path = resolve_path(ctx, input.file_path)
+        edits = self.replacements(input)
+        creating = not path.exists() and len(edits) >= 1 and edits[0].old_string == ""
+        text = "" if creating else read_for_edit(ctx, path)
+        new_text, offset = apply_all(text, edits)
+        grown = len(new_text) - len(text) + max(len(e.old_string) for e in edits)
+        return path, new_text, offset, max(0, grown)
+
+    async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
+        path, new_text, offset, region = self._plan(input, ctx)
+
+        def write() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(new_text, encoding="utf-8")
+
+        await asyncio.to_thread(write)
+        record_read(ctx, path)
+        shown = snippet(new_text, offset, region)
+        yield ToolResult(
+            content=f"The file {path} has been updated. Here are the edited lines:\n{shown}",
+            data={"path": str(path)},
+        )
+
+
+class EditTool(FileEditTool):
+    """The Edit tool."""
+
+    name = "Edit"
+    description = DESCRIPTION
+    input_model: type[BaseModel] = EditInput
+
+    def replacements(self, input: Any) -> list[Replacement]:
+        return [Replacement(input.old_string, input.new_string, input.replace_all)]

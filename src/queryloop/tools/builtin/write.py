@@ -1,0 +1,75 @@
+"""Write: create a file or overwrite one the agent has read."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..base import BaseTool, PermissionDecision, ToolContext, ToolProgress, ToolResult
+from ._common import (
+    StrictInput,
+    field_of,
+    path_permission,
+    record_read,
+    resolve_path,
+    stale_read_error,
+)
+
+DESCRIPTION = """Writes a file to the local filesystem, replacing it if it exists.
+
+- file_path may be absolute or relative to the current working directory; missing parent
+  directories are created.
+- To overwrite an existing file you must have Read it first in this session, and it must not
+  have changed since; otherwise the write is refused.
+- Prefer Edit for changing part of an existing file: it sends only the difference.
+- Do not create documentation or README files unless asked to."""
+
+
+class WriteInput(StrictInput):
+    file_path: str = Field(description="The file to write (absolute or relative to the cwd)")
+    content: str = Field(description="The whole new content of the file")
+
+
+class WriteTool(BaseTool[WriteInput]):
+    """The Write tool."""
+
+    name = "Write"
+    description = DESCRIPTION
+    input_model: type[BaseModel] = WriteInput
+
+    def permission_subject(self, input: Any) -> str | None:
+        return str(field_of(input, "file_path") or "") or None
+
+    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
+        return path_permission(ctx, field_of(input, "file_path"), "Writing")
+
+    async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
+        path = resolve_path(ctx, input.file_path)
+        if path.is_dir():
+            return f"{path} is a directory; give the path of a file to write."
+        if path.exists():
+            return stale_read_error(ctx, path, "writing to")
+        return None
+
+    async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
+        path = resolve_path(ctx, input.file_path)
+        existed = path.exists()
+        if existed and (problem := stale_read_error(ctx, path, "writing to")):
+            yield ToolResult(content=problem, is_error=True)
+            return
+
+        def write() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(input.content, encoding="utf-8")
+
+        await asyncio.to_thread(write)
+        record_read(ctx, path)
+        lines = input.content.count("\n") + (0 if input.content.endswith("\n") else 1)
+        verb = "updated" if existed else "created"
+        yield ToolResult(
+            content=f"File {verb} successfully at: {path} ({lines} lines)",
+            data={"path": str(path), "created": not existed},
+        )

@@ -1,0 +1,236 @@
+"""Running ONE tool call: lookup, input parsing, hooks, permissions, the call, the result.
+
+`run_tool_call` is an async generator of messages: `ProgressMessage`s while the tool runs,
+then exactly one `UserMessage` holding the call's tool_result, then any extra messages (the
+tool's `new_messages`, a PostToolUse hook's context as an attachment). Every failure becomes
+an is_error tool_result the model can act on; only `asyncio.CancelledError` propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..messages.blocks import TextBlock, ToolUseBlock
+from ..messages.constructors import attachment_message, tool_result_message
+from ..messages.types import Message, ProgressMessage
+from .base import (
+    PermissionChecker,
+    PermissionDecision,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolHooks,
+    ToolProgress,
+    ToolResult,
+)
+from .output import format_validation_error, truncate_content
+
+
+@dataclass
+class CallOutcome:
+    """What the caller may want to know about a finished call besides its messages.
+
+    A mutable collector: `run_tool_call` fills it in as the call goes.
+    """
+
+    is_error: bool = False
+    stop_reason: str | None = None
+    """Set when a hook asked to stop the whole loop after this round of tools."""
+    tool: Tool | None = None
+
+
+class _Rejected(Exception):
+    """Internal: the call ends early with this is_error text (never leaves this module)."""
+
+
+def find_tool(tools: Sequence[Tool], name: str) -> Tool | None:
+    """The tool called `name`, or None."""
+    return next((t for t in tools if t.name == name), None)
+
+
+def parse_input(tool: Tool, raw: Mapping[str, Any]) -> BaseModel:
+    """The validated input model; raises `_Rejected` with an actionable message."""
+    try:
+        return tool.input_model.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise _Rejected(format_validation_error(tool.name, exc)) from exc
+
+
+def input_dict(parsed: BaseModel) -> dict[str, Any]:
+    """The wire form of a parsed input (aliases such as `-i`), as hooks and rules see it."""
+    return parsed.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def run_tool_call(
+    block: ToolUseBlock,
+    tools: Sequence[Tool],
+    ctx: ToolContext,
+    *,
+    permission: PermissionChecker | None = None,
+    hooks: ToolHooks | None = None,
+    outcome: CallOutcome | None = None,
+) -> AsyncIterator[Message]:
+    """Run one tool_use block and yield its progress, its tool_result message and extras."""
+    out = outcome if outcome is not None else CallOutcome()
+    tool = find_tool(tools, block.name)
+    out.tool = tool
+    extras: list[Message] = []
+    try:
+        if tool is None:
+            raise _Rejected(_unknown_tool_text(block.name, tools))
+        parsed = await _prepare(tool, block, ctx, permission, hooks, out)
+        result: ToolResult | None = None
+        stream = tool.call(parsed, ctx)
+        try:
+            async for item in stream:
+                if isinstance(item, ToolProgress):
+                    yield _progress_message(block.id, item)
+                elif isinstance(item, ToolResult):
+                    result = item
+        finally:
+            await _aclose(stream)
+        if result is None:
+            raise ToolError(f"{tool.name} finished without producing a result")
+        result, extras = await _post_hooks(tool, block, parsed, result, ctx, hooks, out)
+    except asyncio.CancelledError:
+        raise
+    except (_Rejected, ToolError) as exc:
+        result = ToolResult(content=str(exc), is_error=True)
+    except Exception as exc:  # a tool must never crash the loop
+        result = ToolResult(content=f"Error: {type(exc).__name__}: {exc}", is_error=True)
+    out.is_error = result.is_error
+    yield _result_message(block, tool, result)
+    for message in (*result.new_messages, *extras):
+        yield message
+
+
+async def _aclose(stream: AsyncIterator[Any]) -> None:
+    """Close a tool's generator now (its cleanup runs here, not at garbage collection)."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+async def _prepare(
+    tool: Tool,
+    block: ToolUseBlock,
+    ctx: ToolContext,
+    permission: PermissionChecker | None,
+    hooks: ToolHooks | None,
+    out: CallOutcome,
+) -> BaseModel:
+    """Parse, validate, run PreToolUse hooks and check permissions; the input to call with."""
+    parsed = parse_input(tool, block.input)
+    await _validate(tool, parsed, ctx)
+    if hooks is not None:
+        pre = await hooks.pre_tool_use(tool.name, input_dict(parsed), block.id, ctx)
+        if pre.stop_reason:
+            out.stop_reason = pre.stop_reason
+        if pre.decision == "deny":
+            reason = pre.reason or "no reason given"
+            raise _Rejected(f"PreToolUse hook denied this {tool.name} call: {reason}")
+        if pre.updated_input is not None:
+            parsed = parse_input(tool, pre.updated_input)
+            await _validate(tool, parsed, ctx)
+    return await _check_permissions(tool, parsed, ctx, permission)
+
+
+async def _validate(tool: Tool, parsed: BaseModel, ctx: ToolContext) -> None:
+    problem = await tool.validate_input(parsed, ctx)
+    if problem:
+        raise _Rejected(problem)
+
+
+async def _check_permissions(
+    tool: Tool, parsed: BaseModel, ctx: ToolContext, permission: PermissionChecker | None
+) -> BaseModel:
+    """The tool's own verdict first (deny wins), then the session's checker, if any.
+
+    Without a checker everything the tool does not deny is allowed. The checker's `allow`
+    and `passthrough` allow; `deny` and an unresolved `ask` refuse.
+    """
+    own = await tool.check_permissions(parsed, ctx)
+    parsed = _apply_decision(tool, parsed, own)
+    if permission is None:
+        return parsed
+    verdict = await permission.check(tool, input_dict(parsed), ctx)
+    return _apply_decision(tool, parsed, verdict, final=True)
+
+
+def _apply_decision(
+    tool: Tool, parsed: BaseModel, decision: PermissionDecision, *, final: bool = False
+) -> BaseModel:
+    refused = decision.behavior == "deny" or (final and decision.behavior == "ask")
+    if refused:
+        why = decision.message or (
+            "approval was required and nobody could approve it"
+            if decision.behavior == "ask"
+            else "no reason given"
+        )
+        raise _Rejected(f"Permission to use {tool.name} was denied: {why}")
+    if decision.behavior == "allow" and decision.updated_input is not None:
+        return parse_input(tool, decision.updated_input)
+    return parsed
+
+
+async def _post_hooks(
+    tool: Tool,
+    block: ToolUseBlock,
+    parsed: BaseModel,
+    result: ToolResult,
+    ctx: ToolContext,
+    hooks: ToolHooks | None,
+    out: CallOutcome,
+) -> tuple[ToolResult, list[Message]]:
+    """Apply PostToolUse: context as an attachment, a block as an error, a stop request."""
+    if hooks is None:
+        return result, []
+    post = await hooks.post_tool_use(tool.name, input_dict(parsed), result, block.id, ctx)
+    if post.stop_reason:
+        out.stop_reason = post.stop_reason
+    extras: list[Message] = []
+    if post.additional_context:
+        extras.append(attachment_message("text", content=post.additional_context))
+    if post.block_reason:
+        note = f"PostToolUse hook blocked this result: {post.block_reason}"
+        content = (
+            f"{result.content}\n\n{note}"
+            if isinstance(result.content, str)
+            else (*result.content, TextBlock(text=note))
+        )
+        result = replace(result, content=content, is_error=True)
+    return result, extras
+
+
+def _result_message(block: ToolUseBlock, tool: Tool | None, result: ToolResult) -> Message:
+    content = result.content
+    if (isinstance(content, str) and not content.strip()) or content == ():
+        content = f"({block.name} completed with no output)"
+    if tool is not None:
+        content = truncate_content(content, tool.max_result_chars)
+    return tool_result_message(block.id, content, is_error=result.is_error)
+
+
+def _progress_message(tool_use_id: str, progress: ToolProgress) -> ProgressMessage:
+    # A nested call (a sub-agent's tool) may name its own tool_use id; the parent stays ours.
+    inner = progress.data.get("tool_use_id")
+    return ProgressMessage(
+        tool_use_id=inner if isinstance(inner, str) else tool_use_id,
+        parent_tool_use_id=tool_use_id,
+        data=progress.data,
+    )
+
+
+def _unknown_tool_text(name: str, tools: Sequence[Tool]) -> str:
+    available = ", ".join(sorted(t.name for t in tools)) or "none"
+    return f"Error: No such tool available: {name}. Available tools: {available}"
+
+
+def error_result_message(tool_use_id: str, text: str) -> Message:
+    """An is_error tool_result message for a call that never ran or never finished."""
+    return tool_result_message(tool_use_id, text, is_error=True)

@@ -1,0 +1,345 @@
+"""The streaming tool executor and the non-streaming batch path.
+
+While the model is still streaming, the loop hands each complete tool_use block to
+`StreamingToolExecutor.add_tool`, which starts it at once when the scheduling rule allows:
+
+- concurrency-safe calls run in parallel, at most `max_concurrency` at a time;
+- a call that is not concurrency-safe waits until every running call has finished and then
+  runs alone; calls queued behind it wait for it (calls start strictly in tool_use order).
+
+Results come out in tool_use order; progress messages come out as soon as they exist. A
+failing call of a tool with `cancels_siblings_on_error` (Bash) cancels every other unfinished
+call of the round, which get "Cancelled: a parallel Bash command failed" results. When
+`ctx.abort` fires, running calls are cancelled (Bash kills its process group) and every
+unfinished call gets an is_error result saying the user interrupted it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from ..messages.blocks import ToolUseBlock
+from ..messages.constructors import INTERRUPTED_FOR_TOOL_USE
+from ..messages.types import Message, ProgressMessage
+from .base import PermissionChecker, Tool, ToolContext, ToolHooks
+from .execution import CallOutcome, error_result_message, find_tool, run_tool_call
+
+DEFAULT_MAX_CONCURRENCY = 10
+SIBLING_CANCELLED = "Cancelled: a parallel {tool} command failed"
+
+
+class CallStatus(StrEnum):
+    """Where a tracked call is in its life."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    YIELDED = "yielded"
+
+
+@dataclass
+class _Call:
+    block: ToolUseBlock
+    safe: bool
+    status: CallStatus = CallStatus.QUEUED
+    task: asyncio.Task[None] | None = None
+    progress: list[Message] = field(default_factory=list)
+    results: list[Message] = field(default_factory=list)
+    outcome: CallOutcome = field(default_factory=CallOutcome)
+
+
+def is_call_concurrency_safe(block: ToolUseBlock, tools: Sequence[Tool]) -> bool:
+    """Whether a call may run alongside others.
+
+    An unknown tool or unparsable input is safe: such a call only produces an error result.
+    A tool whose `is_concurrency_safe` raises is treated as unsafe.
+    """
+    tool = find_tool(tools, block.name)
+    if tool is None:
+        return True
+    try:
+        parsed = tool.input_model.model_validate(dict(block.input))
+    except Exception:
+        return True
+    try:
+        return bool(tool.is_concurrency_safe(parsed))
+    except Exception:
+        return False
+
+
+def _cancels_siblings(outcome: CallOutcome) -> bool:
+    return outcome.is_error and bool(getattr(outcome.tool, "cancels_siblings_on_error", False))
+
+
+class StreamingToolExecutor:
+    """Runs tool calls as they arrive; see the module docstring for the rules."""
+
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        ctx: ToolContext,
+        *,
+        permission: PermissionChecker | None = None,
+        hooks: ToolHooks | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        self._tools = tuple(tools)
+        self._ctx = ctx
+        self._permission = permission
+        self._hooks = hooks
+        self._max = max_concurrency
+        self._calls: list[_Call] = []
+        self._changed = asyncio.Event()
+        self._abort_watch: asyncio.Task[None] | None = None
+        self._sibling_error: str | None = None
+        self._discarded = False
+        self.discard_reason: str | None = None
+        self.aborted = False
+        """True once the abort signal cancelled this round's calls."""
+        self.stop_reason: str | None = None
+        """Set when a hook asked to stop the loop after this round."""
+        self.timings: dict[str, tuple[float, float | None]] = {}
+        """tool_use_id -> (start, end) in `time.monotonic()` seconds; end None while running."""
+
+    # -- the loop's API ----------------------------------------------------------------
+
+    def add_tool(self, block: ToolUseBlock) -> None:
+        """Track a complete tool_use block and start it now if the rules allow."""
+        if self._discarded:
+            return
+        call = _Call(block=block, safe=is_call_concurrency_safe(block, self._tools))
+        self._calls.append(call)
+        if self._ctx.abort.aborted or self.aborted:
+            self._finish_unrun(call, INTERRUPTED_FOR_TOOL_USE)
+            self.aborted = True
+        elif self._sibling_error is not None:
+            self._finish_unrun(call, self._sibling_error)
+        else:
+            self._ensure_abort_watch()
+            self._schedule()
+
+    def get_completed_results(self) -> list[Message]:
+        """Messages ready now (never blocks): all new progress, and results in call order."""
+        if self._discarded:
+            return []
+        ready: list[Message] = []
+        in_order = True
+        for call in self._calls:
+            ready.extend(call.progress)
+            call.progress.clear()
+            if in_order and call.status is CallStatus.DONE:
+                ready.extend(call.results)
+                call.status = CallStatus.YIELDED
+            elif call.status is not CallStatus.YIELDED:
+                in_order = False
+        return ready
+
+    async def get_remaining_results(self) -> AsyncIterator[Message]:
+        """After the stream ended: wait for every call and yield the rest, in order."""
+        while not self._discarded:
+            self._changed.clear()
+            for message in self.get_completed_results():
+                yield message
+            if all(c.status is CallStatus.YIELDED for c in self._calls):
+                break
+            await self._changed.wait()
+        self._stop_abort_watch()
+        await self._drain()
+
+    async def _drain(self) -> None:
+        """Wait for cancelled calls to unwind (Bash reaps its killed process group)."""
+        pending = [c.task for c in self._calls if c.task is not None and not c.task.done()]
+        if pending:
+            await asyncio.wait(pending)
+
+    def discard(self, reason: str) -> None:
+        """The stream failed or fell back: cancel everything; nothing more is yielded."""
+        self._discarded = True
+        self.discard_reason = reason
+        for call in self._calls:
+            if call.task is not None and not call.task.done():
+                call.task.cancel()
+        self._stop_abort_watch()
+        self._changed.set()
+
+    @property
+    def has_unfinished(self) -> bool:
+        """True while some call has not produced its result yet."""
+        return any(c.status in (CallStatus.QUEUED, CallStatus.RUNNING) for c in self._calls)
+
+    # -- scheduling --------------------------------------------------------------------
+
+    def _running(self) -> list[_Call]:
+        return [c for c in self._calls if c.status is CallStatus.RUNNING]
+
+    def _can_start(self, call: _Call, running: list[_Call]) -> bool:
+        if not running:
+            return True
+        return call.safe and all(r.safe for r in running) and len(running) < self._max
+
+    def _schedule(self) -> None:
+        """Start queued calls in tool_use order until one has to wait."""
+        for call in self._calls:
+            if call.status is not CallStatus.QUEUED:
+                continue
+            if not self._can_start(call, self._running()):
+                break
+            call.status = CallStatus.RUNNING
+            self.timings[call.block.id] = (time.monotonic(), None)
+            call.task = asyncio.get_running_loop().create_task(self._run(call))
+
+    async def _run(self, call: _Call) -> None:
+        stream = run_tool_call(
+            call.block,
+            self._tools,
+            self._ctx,
+            permission=self._permission,
+            hooks=self._hooks,
+            outcome=call.outcome,
+        )
+        async for message in stream:
+            (call.progress if isinstance(message, ProgressMessage) else call.results).append(
+                message
+            )
+            self._changed.set()
+        self._on_finished(call)
+
+    def _on_finished(self, call: _Call) -> None:
+        start, _ = self.timings[call.block.id]
+        self.timings[call.block.id] = (start, time.monotonic())
+        call.status = CallStatus.DONE
+        if call.outcome.stop_reason and self.stop_reason is None:
+            self.stop_reason = call.outcome.stop_reason
+        if _cancels_siblings(call.outcome) and self._sibling_error is None:
+            tool_name = call.outcome.tool.name if call.outcome.tool else call.block.name
+            self._sibling_error = SIBLING_CANCELLED.format(tool=tool_name)
+            self._cancel_unfinished(self._sibling_error)
+        self._changed.set()
+        if not self._discarded:
+            self._schedule()
+        if not self.has_unfinished:
+            self._stop_abort_watch()
+
+    def _finish_unrun(self, call: _Call, text: str) -> None:
+        """Give a call that will not (or no longer) run its error result."""
+        if call.task is not None and not call.task.done():
+            call.task.cancel()
+        if call.block.id in self.timings:
+            start, _ = self.timings[call.block.id]
+            self.timings[call.block.id] = (start, time.monotonic())
+        call.results = [error_result_message(call.block.id, text)]
+        call.status = CallStatus.DONE
+        self._changed.set()
+
+    def _cancel_unfinished(self, text: str) -> None:
+        for call in self._calls:
+            if call.status in (CallStatus.QUEUED, CallStatus.RUNNING):
+                self._finish_unrun(call, text)
+
+    # -- abort -------------------------------------------------------------------------
+
+    def _ensure_abort_watch(self) -> None:
+        if self._abort_watch is None or self._abort_watch.done():
+            self._abort_watch = asyncio.get_running_loop().create_task(self._watch_abort())
+
+    def _stop_abort_watch(self) -> None:
+        if self._abort_watch is not None and not self._abort_watch.done():
+            self._abort_watch.cancel()
+        self._abort_watch = None
+
+    async def _watch_abort(self) -> None:
+        await self._ctx.abort.wait()
+        if self._discarded:
+            return
+        self.aborted = True
+        self._cancel_unfinished(INTERRUPTED_FOR_TOOL_USE)
+
+
+async def run_tools(
+    blocks: Sequence[ToolUseBlock],
+    tools: Sequence[Tool],
+    ctx: ToolContext,
+    *,
+    permission: PermissionChecker | None = None,
+    hooks: ToolHooks | None = None,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+) -> AsyncIterator[Message]:
+    """The non-streaming path: run the blocks batch by batch and yield messages in order.
+
+    Consecutive concurrency-safe calls form one parallel batch; every other call is a batch
+    of its own. Use `ToolRun` instead when you need `stop_reason`, `aborted` or timings.
+    """
+    run = ToolRun(
+        blocks, tools, ctx, permission=permission, hooks=hooks, max_concurrency=max_concurrency
+    )
+    async for message in run:
+        yield message
+
+
+def partition_tool_calls(
+    blocks: Sequence[ToolUseBlock], tools: Sequence[Tool]
+) -> list[list[ToolUseBlock]]:
+    """Split calls into batches: runs of consecutive safe calls, and each unsafe call alone."""
+    batches: list[list[ToolUseBlock]] = []
+    previous_safe = False
+    for block in blocks:
+        safe = is_call_concurrency_safe(block, tools)
+        if safe and previous_safe:
+            batches[-1].append(block)
+        else:
+            batches.append([block])
+        previous_safe = safe
+    return batches
+
+
+class ToolRun:
+    """An async iterator over the messages of a non-streaming round of tool calls.
+
+    After iteration, `stop_reason`, `aborted` and `timings` describe the round.
+    """
+
+    def __init__(
+        self,
+        blocks: Sequence[ToolUseBlock],
+        tools: Sequence[Tool],
+        ctx: ToolContext,
+        *,
+        permission: PermissionChecker | None = None,
+        hooks: ToolHooks | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    ) -> None:
+        self._batches = partition_tool_calls(blocks, tools)
+        self._tools = tools
+        self._ctx = ctx
+        self._permission = permission
+        self._hooks = hooks
+        self._max = max_concurrency
+        self.stop_reason: str | None = None
+        self.aborted = False
+        self.timings: dict[str, tuple[float, float | None]] = {}
+
+    def __aiter__(self) -> AsyncIterator[Message]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Message]:
+        for batch in self._batches:
+            executor = StreamingToolExecutor(
+                self._tools,
+                self._ctx,
+                permission=self._permission,
+                hooks=self._hooks,
+                max_concurrency=self._max,
+            )
+            for block in batch:
+                executor.add_tool(block)
+            async for message in executor.get_remaining_results():
+                yield message
+            self.timings.update(executor.timings)
+            self.aborted = self.aborted or executor.aborted
+            self.stop_reason = self.stop_reason or executor.stop_reason
