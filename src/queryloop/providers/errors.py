@@ -15,6 +15,7 @@ ProviderError
 ├── ProviderConnectionError      the server could not be reached: retry
 ├── ProviderTimeoutError         no answer in time: retry
 └── StreamInterruptedError       the stream broke after it started; carries completed blocks
+    └── StreamAbortedError       the caller's AbortSignal stopped it
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ class ProviderError(QueryloopError):
 
 class APIStatusError(ProviderError):
     """The API answered with an error status."""
+
+    retry_after: float | None = None
+    """Seconds the server asked to wait (`retry-after` / `retry-after-ms`), when it said so."""
 
     def __init__(self, message: str, *, status: int, request_id: str | None = None) -> None:
         super().__init__(message)
@@ -139,3 +143,7 @@ class StreamInterruptedError(ProviderError):
         self.completed_blocks = tuple(completed_blocks)
         self.message_id = message_id
         self.usage = usage
+
+
+class StreamAbortedError(StreamInterruptedError):
+    """The caller's `AbortSignal` fired: the response was closed. `completed_blocks` as usual."""

@@ -1,1 +1,63 @@
-"""queryloop.testing"""
+"""queryloop.testing: a real local Messages API server with a scripted model, for tests.
+
+    from queryloop.testing import MessagesServer, turn, text, tool_use
+
+    script = [turn(tool_use("Read", {"file_path": "a.py"})), turn(text("Done."))]
+    with MessagesServer(script) as server:
+        provider = AnthropicProvider(api_key="test", base_url=server.base_url)
+        ...
+
+See docs/testing.md.
+"""
+
+from .script import (
+    Fault,
+    RedactedThinkingPart,
+    ScriptedModel,
+    ScriptExhaustedError,
+    TextPart,
+    ThinkingPart,
+    ToolUsePart,
+    Turn,
+    cut_stream,
+    http_error,
+    overloaded,
+    overloaded_mid_stream,
+    rate_limited,
+    redacted_thinking,
+    request_too_large,
+    server_error,
+    text,
+    thinking,
+    tool_use,
+    turn,
+)
+from .server import MessagesServer, RecordedRequest
+from .tokens import count_input_tokens, estimate_tokens
+
+__all__ = [
+    "Fault",
+    "MessagesServer",
+    "RecordedRequest",
+    "RedactedThinkingPart",
+    "ScriptExhaustedError",
+    "ScriptedModel",
+    "TextPart",
+    "ThinkingPart",
+    "ToolUsePart",
+    "Turn",
+    "count_input_tokens",
+    "cut_stream",
+    "estimate_tokens",
+    "http_error",
+    "overloaded",
+    "overloaded_mid_stream",
+    "rate_limited",
+    "redacted_thinking",
+    "request_too_large",
+    "server_error",
+    "text",
+    "thinking",
+    "tool_use",
+    "turn",
+]
