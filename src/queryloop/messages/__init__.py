@@ -3,6 +3,17 @@
 Pure functions and data only: this package imports nothing else of queryloop's.
 """
 
+from .attachments import (
+    AttachmentRenderer,
+    RenderContext,
+    RenderedAttachment,
+    get_attachment_renderer,
+    register_attachment_renderer,
+    render_attachment,
+    stable_tool_use_id,
+    system_reminder,
+    unregister_attachment_renderer,
+)
 from .blocks import (
     AssistantContentBlock,
     ContentBlock,
@@ -29,6 +40,8 @@ from .constructors import (
     tool_uses_of,
     user_message,
 )
+from .normalize import PASSES, NormalizeContext, normalize_messages_for_api
+from .pairing import ensure_tool_result_pairing
 from .serialization import MessageDecodeError, message_from_dict, message_to_dict
 from .types import (
     AssistantMessage,
@@ -43,19 +56,25 @@ from .types import (
     UserMessage,
 )
 from .usage import Usage
+from .validate import Violation, validate_api_request
 
 __all__ = [
+    "PASSES",
     "AssistantContentBlock",
     "AssistantMessage",
     "Attachment",
     "AttachmentMessage",
+    "AttachmentRenderer",
     "ContentBlock",
     "DocumentBlock",
     "ImageBlock",
     "Message",
     "MessageDecodeError",
+    "NormalizeContext",
     "ProgressMessage",
     "RedactedThinkingBlock",
+    "RenderContext",
+    "RenderedAttachment",
     "SystemMessage",
     "SystemSubtype",
     "TextBlock",
@@ -67,18 +86,28 @@ __all__ = [
     "Usage",
     "UserContentBlock",
     "UserMessage",
+    "Violation",
     "assistant_message",
     "attachment_message",
     "block_from_api",
     "block_to_api",
     "compact_boundary",
+    "ensure_tool_result_pairing",
+    "get_attachment_renderer",
     "message_from_dict",
     "message_to_dict",
     "meta_user_message",
+    "normalize_messages_for_api",
+    "register_attachment_renderer",
+    "render_attachment",
+    "stable_tool_use_id",
     "system_message",
+    "system_reminder",
     "text_of",
     "tombstone",
     "tool_result_message",
     "tool_uses_of",
+    "unregister_attachment_renderer",
     "user_message",
+    "validate_api_request",
 ]
