@@ -124,7 +124,8 @@ def render_context_usage(data: Mapping[str, Any]) -> str:
     window = data.get("context_window")
     if window:
         pct = round(100 * used / int(window))
-        text = f"Context usage: {used} of {window} tokens ({pct}%), {data.get('remaining_tokens')} left."
+        left = data.get("remaining_tokens")
+        text = f"Context usage: {used} of {window} tokens ({pct}%), {left} left."
     else:
         text = f"Context usage: {used} tokens."
     return (
@@ -136,7 +137,10 @@ def render_context_usage(data: Mapping[str, Any]) -> str:
 def render_diagnostics(data: Mapping[str, Any]) -> str:
     """New linter or type-checker findings."""
     items = "\n".join(str(i) for i in data.get("items") or [])
-    return f"<new-diagnostics>The following new diagnostic issues were detected:\n{items}\n</new-diagnostics>"
+    return (
+        "<new-diagnostics>The following new diagnostic issues were detected:\n"
+        f"{items}\n</new-diagnostics>"
+    )
 
 
 def render_mcp_resource(data: Mapping[str, Any]) -> str:

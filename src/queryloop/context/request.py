@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias, cast
 
 from ..errors import ConfigError
-from ..messages.normalize import normalize_messages_for_api
+from ..messages import normalize_messages_for_api
 from ..messages.api_types import ApiSystemBlock, ApiTool
 from ..messages.constructors import user_message
 from ..messages.types import Message
@@ -163,7 +163,9 @@ class RequestBuilder:
         """
         summary_request = user_message(instructions, is_meta=True)
         return self.build(
-            [*messages, summary_request], max_tokens=max_tokens, model=model,
+            [*messages, summary_request],
+            max_tokens=max_tokens,
+            model=model,
             extra_tools=extra_tools,
         )
 

@@ -80,7 +80,10 @@ def _main_branch(cwd: Path, timeout: float) -> str:
 
 
 def _git(cwd: Path, timeout: float, *args: str) -> str:
-    """stdout of `git args` (right-stripped: status lines start with a space), or "" when git is missing, fails or times out."""
+    """stdout of `git args`, or "" when git is missing, fails or times out.
+
+    Only right-stripped: `git status --short` lines may start with a space.
+    """
     try:
         done = subprocess.run(
             ["git", "--no-optional-locks", *args],

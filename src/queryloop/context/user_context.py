@@ -38,9 +38,7 @@ class MemoryFile:
     content: str
 
 
-def get_user_context(
-    cwd: Path, *, user_home: Path, today: date | None = None
-) -> dict[str, str]:
+def get_user_context(cwd: Path, *, user_home: Path, today: date | None = None) -> dict[str, str]:
     """`{"queryloopMd": ..., "currentDate": ...}`; the memory key is absent without files.
 
     Memory: `user_home/QUERYLOOP.md`, then QUERYLOOP.md and AGENTS.md in every folder from the
@@ -106,9 +104,7 @@ def render_memory(files: Sequence[MemoryFile]) -> str:
     return "\n\n".join(parts)
 
 
-def prepend_user_context(
-    messages: Sequence[Message], context: Mapping[str, str]
-) -> list[Message]:
+def prepend_user_context(messages: Sequence[Message], context: Mapping[str, str]) -> list[Message]:
     """`messages` with one meta user message in front holding `context`; unchanged if empty.
 
     The text is Claude Code's, byte for byte (models are trained on it): the context wrapped in

@@ -69,9 +69,8 @@ async def nested_memory(
             content = read_memory_file(path)
             if content and content.strip():
                 announced.add(str(path))
-                out.append(
-                    Attachment(AttachmentType.NESTED_MEMORY, {"path": str(path), "content": content})
-                )
+                data = {"path": str(path), "content": content}
+                out.append(Attachment(AttachmentType.NESTED_MEMORY, data))
     return out
 
 
@@ -138,17 +137,15 @@ def _recent_tool_paths(messages: Sequence[Message]) -> list[str]:
             for block in m.content:
                 if isinstance(block, ToolUseBlock):
                     paths.extend(
-                        str(block.input[k]) for k in PATH_INPUT_KEYS if isinstance(
-                            block.input.get(k), str
-                        )
+                        str(block.input[k])
+                        for k in PATH_INPUT_KEYS
+                        if isinstance(block.input.get(k), str)
                     )
     return paths
 
 
 def _is_tool_result_message(m: UserMessage) -> bool:
-    return not isinstance(m.content, str) and any(
-        isinstance(b, ToolResultBlock) for b in m.content
-    )
+    return not isinstance(m.content, str) and any(isinstance(b, ToolResultBlock) for b in m.content)
 
 
 def _touched_folders(ctx: AttachmentContext, paths: Sequence[str], cwd: Path) -> list[Path]:

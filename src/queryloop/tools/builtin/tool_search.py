@@ -55,7 +55,7 @@ class ToolSearchTool(BaseTool[ToolSearchInput]):
         return list(source() if callable(source) else source)
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
-        args = input if isinstance(input, ToolSearchInput) else ToolSearchInput.model_validate(input)
+        args = ToolSearchInput.model_validate(input)
         available = self.deferred_tools()
         matches = search_tools(args.query, available, args.max_results)
         if not matches:
