@@ -107,8 +107,11 @@ def test_repaired_array_normalizes_into_a_valid_request(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     _crashed_during_tool(path)
     loaded = load_transcript(path)
-    api = normalize(loaded.messages)
-    request = {"model": "m", "max_tokens": 100, "messages": list(api)}
+    tools = [
+        {"name": n, "description": n, "input_schema": {"type": "object"}} for n in ("Bash", "Read")
+    ]
+    api = normalize(loaded.messages, tools, thinking_enabled=False)
+    request = {"model": "m", "max_tokens": 100, "messages": list(api), "tools": tools}
     assert validate(request) == []
     results = [
         b["tool_use_id"]

@@ -10,14 +10,15 @@ from rich.markup import escape
 
 from ..cli.render import collapse, short_input
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)
 
 _BANNER = """\
-[bold yellow]OFFLINE DEMO[/] — no real model and no network are used.
-The "model" is a scripted demo model (queryloop/demo/script.py) served over local HTTP by
-queryloop.testing.MessagesServer at {url}. It follows a fixed plan, but decides each step from
-the real tool results. Everything else is the real `queryloop` command: its query loop, tools,
-permission rules, prompt caching and session transcript.
+[bold yellow]OFFLINE DEMO[/] — no real model, no network.
+The model is a [bold]scripted demo model[/] (queryloop/demo/script.py), served over
+local HTTP by queryloop.testing.MessagesServer at {url}.
+It follows a fixed plan but decides each step from the real tool results.
+Everything else is the real `queryloop` command: query loop, tools, permission
+rules, prompt caching and the session transcript.
 """
 
 
