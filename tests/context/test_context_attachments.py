@@ -92,14 +92,14 @@ async def test_phase_order_and_main_thread_only(tmp_path: Path) -> None:
     async def diags() -> list[str]:
         return ["a.py:1: unused import"]
 
-    common = dict(
-        queued_commands=["queued"],
-        deferred_tools=["mcp__x__y"],
-        used_tokens=190_000,
-        context_window=200_000,
-        warning_threshold=150_000,
-        diagnostics=diags,
-    )
+    common = {
+        "queued_commands": ["queued"],
+        "deferred_tools": ["mcp__x__y"],
+        "used_tokens": 190_000,
+        "context_window": 200_000,
+        "warning_threshold": 150_000,
+        "diagnostics": diags,
+    }
     main = await get_attachments("look at @a.py", ctx_for(tmp_path, **common), [])
     assert types(main) == [
         AttachmentType.FILE,

@@ -56,8 +56,8 @@ def test_blocks_are_in_order_and_empty_ones_are_omitted() -> None:
 def test_static_prefix_is_lean_and_says_what_it_must() -> None:
     text = DEFAULT_STATIC_PREFIX
     assert (
-        "write down any important information you might need later in your response, as the original tool result may be cleared later."
-        in text.replace("\n", " ")
+        "write down any important information you might need later in your response, "
+        "as the original tool result may be cleared later." in text.replace("\n", " ")
     )
     assert "<system-reminder>" in text
     assert "ToolSearch" in text
