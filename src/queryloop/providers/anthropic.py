@@ -105,7 +105,8 @@ class AnthropicProvider:
                 except ProviderError:
                     raise
                 except Exception as exc:
-                    raise _mid_stream_error(exc, assembler, yielded) from exc
+                    error = _mid_stream_error(exc, assembler, yielded)
+                    raise error from (error.__cause__ or exc)
                 out = assembler.feed(raw.to_dict())
                 if not yielded and out and all(isinstance(e, MessageStart) for e in out):
                     held.extend(out)
@@ -167,6 +168,7 @@ def _mid_stream_error(exc: Exception, assembler: StreamAssembler, yielded: bool)
     if not yielded:
         return typed
     interrupted = assembler.interrupted(f"the stream broke: {typed}")
+    typed.__cause__ = exc
     interrupted.__cause__ = typed
     return interrupted
 
