@@ -29,3 +29,28 @@ class StopHookResult:
 
 
 StopHook: TypeAlias = Callable[[StopHookInput], Awaitable[StopHookResult | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class HookOutcome:
+    """What UserPromptSubmit, SessionStart or PreCompact hooks said.
+
+    `blocked`: UserPromptSubmit — drop the prompt and show `reason` to the user; PreCompact —
+    the caller may skip this compaction. `additional_context`: text for the model (prompt
+    and session start) or extra summary instructions (pre-compact). `stop_reason`: a hook
+    asked to end the session (`"continue": false`).
+    """
+
+    blocked: bool = False
+    reason: str = ""
+    additional_context: str | None = None
+    stop_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HookWarning:
+    """A hook that failed, timed out or printed something unusable; shown to the user."""
+
+    event: str
+    hook: str
+    message: str

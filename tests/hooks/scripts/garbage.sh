@@ -1,0 +1,3 @@
+#!/bin/sh
+cat > /dev/null
+echo '{"this is": not json'
