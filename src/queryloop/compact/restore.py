@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -125,7 +126,7 @@ def recent_file_paths(messages: Sequence[Message]) -> list[str]:
 
 def _paths_of(message: Message) -> list[str]:
     if isinstance(message, AttachmentMessage) and message.attachment.type == "file":
-        name = message.attachment.data.get("filename")
+        name = message.attachment.data.get("path")
         return [str(name)] if name else []
     if not isinstance(message, AssistantMessage):
         return []
@@ -139,19 +140,19 @@ def _paths_of(message: Message) -> list[str]:
 def file_attachments(messages: Sequence[Message], ctx: RestoreContext) -> list[Message]:
     """`file` attachments of recently used files, read fresh, within the token budgets."""
     paths = list(ctx.recent_files) if ctx.recent_files is not None else recent_file_paths(messages)
-    contents = ctx.read_files(paths[: ctx.max_files])
+    # Ask for a few more than needed: deleted or binary files are skipped by the reader.
+    contents = ctx.read_files(paths[: ctx.max_files * 3])
     out: list[Message] = []
     left = ctx.file_budget_tokens * CHARS_PER_TOKEN
-    for path in paths[: ctx.max_files]:
+    for path in paths[: ctx.max_files * 3]:
         text = contents.get(path)
         if text is None:
             continue
         limit = min(ctx.per_file_max_tokens * CHARS_PER_TOKEN, left)
-        if limit <= 0:
+        if limit <= 0 or len(out) >= ctx.max_files:
             break
-        truncated = len(text) > limit
         body = text[:limit]
-        out.append(attachment_message("file", filename=path, content=body, truncated=truncated))
+        out.append(attachment_message("file", path=path, content=body, truncated=len(text) > limit))
         left -= len(body)
     return out
 
@@ -171,7 +172,11 @@ def latest_todos(messages: Sequence[Message]) -> list[dict[str, Any]]:
 def todo_attachment(messages: Sequence[Message], ctx: RestoreContext) -> Message | None:
     """A `todo` attachment, or None when there is no todo list."""
     todos = [dict(t) for t in ctx.todos] if ctx.todos is not None else latest_todos(messages)
-    return attachment_message("todo", todos=todos) if todos else None
+    if not todos:
+        return None
+    # `content` is what the generic attachment renderer shows; `todos` is for programs.
+    text = "The current todo list (kept across the summary):\n" + json.dumps(todos)
+    return attachment_message("todo", todos=todos, content=text)
 
 
 def preserved_tail(messages: Sequence[Message], budget_tokens: int) -> list[Message]:
