@@ -12,6 +12,7 @@ Representation changes twice: the first passes work on internal `Message` object
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -176,16 +177,17 @@ def merge_messages(drafts: list[Draft], ctx: NormalizeContext) -> list[ApiMessag
                 out[-1]["content"].extend(blocks)
                 last_index = len(out) - 1
             else:
-                out.append({"role": "assistant", "content": list(blocks)})
+                # Drafts are this module's own lists: reuse them instead of copying.
+                out.append({"role": "assistant", "content": blocks})
                 last_index = len(out) - 1
             last_id, results_only_since = message_id, True
             continue
-        if not all(b.get("type") == "tool_result" for b in blocks):
-            results_only_since = False
+        if results_only_since and last_id:
+            results_only_since = all(b.get("type") == "tool_result" for b in blocks)
         if out and out[-1]["role"] == "user":
             out[-1]["content"].extend(blocks)
         else:
-            out.append({"role": "user", "content": list(blocks)})
+            out.append({"role": "user", "content": blocks})
     return out
 
 
@@ -243,7 +245,7 @@ def drop_empty_text(messages: list[ApiMessage], ctx: NormalizeContext) -> list[A
     out: list[ApiMessage] = []
     for message in messages:
         content = message["content"]
-        if any(_needs_text_cleaning(b) for b in content):
+        if _needs_text_cleaning(content):
             content = [_clean_result(b) for b in content if not _is_blank_text(b)]
             message = {"role": message["role"], "content": content}
         if content:
@@ -255,11 +257,18 @@ def _is_blank_text(block: ApiContentBlock) -> bool:
     return block.get("type") == "text" and not str(block.get("text", "")).strip()
 
 
-def _needs_text_cleaning(block: ApiContentBlock) -> bool:
-    if block.get("type") == "tool_result":
-        inner = block.get("content")
-        return isinstance(inner, list) and any(_is_blank_text(b) for b in inner)
-    return _is_blank_text(block)
+def _needs_text_cleaning(content: list[ApiContentBlock]) -> bool:
+    # A plain loop: this runs for every block of every message (hot in the benchmark).
+    for block in content:
+        kind = block.get("type")
+        if kind == "text":
+            if not str(block.get("text", "")).strip():
+                return True
+        elif kind == "tool_result":
+            inner = block.get("content")
+            if isinstance(inner, list) and any(_is_blank_text(b) for b in inner):
+                return True
+    return False
 
 
 def _clean_result(block: ApiContentBlock) -> ApiContentBlock:
@@ -480,7 +489,16 @@ def normalize_messages_for_api(
         thinking_enabled=thinking_enabled,
     )
     state: Any = list(messages)
-    for _name, run in PASSES:
-        state = run(state, ctx)
+    # The passes allocate many small dicts and lists but never a reference cycle, so the
+    # cyclic garbage collector has nothing to find; pausing it keeps the time linear (its
+    # full collections would rescan the whole, long-lived history again and again).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for _name, run in PASSES:
+            state = run(state, ctx)
+    finally:
+        if collecting:
+            gc.enable()
     result: list[ApiMessage] = state
     return result

@@ -46,16 +46,28 @@ def _first_results(messages: list[ApiMessage]) -> dict[str, ApiContentBlock]:
 def _dedupe_tool_uses(
     content: list[ApiContentBlock], seen: set[str]
 ) -> tuple[list[ApiContentBlock], list[str]]:
-    """Content without tool_use blocks whose id was seen before; the new ids, in order."""
-    kept: list[ApiContentBlock] = []
+    """Content without tool_use blocks whose id was seen before (the same list when none
+    was), and the new ids in order."""
     ids: list[str] = []
+    duplicate = False
     for block in content:
         if block.get("type") == "tool_use":
             tid = block["id"]
             if tid in seen:
+                duplicate = True
                 continue
             seen.add(tid)
             ids.append(tid)
+    if not duplicate:
+        return content, ids
+    # Keep each new id's first block; drop ids seen in earlier messages and repeats.
+    fresh = set(ids)
+    kept: list[ApiContentBlock] = []
+    for block in content:
+        if block.get("type") == "tool_use":
+            if block["id"] not in fresh:
+                continue
+            fresh.discard(block["id"])
         kept.append(block)
     return kept, ids
 
@@ -78,29 +90,37 @@ def ensure_tool_result_pairing(messages: list[ApiMessage]) -> list[ApiMessage]:
     out: list[ApiMessage] = []
     pending: list[str] = []
     for message in messages:
+        content = message["content"]
         if message["role"] == "assistant":
-            content, ids = _dedupe_tool_uses(message["content"], seen)
+            content, ids = _dedupe_tool_uses(content, seen)
             if not content:
                 continue
             if pending:
                 out.append(_results_message(pending, results, []))
-            if out and out[-1]["role"] == "assistant":
-                out[-1]["content"].extend(content)
-            else:
-                out.append({"role": "assistant", "content": content})
+            _append(out, message, "assistant", content)
             pending = ids
             continue
-        others = [b for b in message["content"] if b.get("type") != "tool_result"]
+        others = content
+        if any(b.get("type") == "tool_result" for b in content):
+            others = [b for b in content if b.get("type") != "tool_result"]
         if pending:
             out.append(_results_message(pending, results, others))
             pending = []
-        elif out and out[-1]["role"] == "user":
-            out[-1]["content"].extend(others)
         elif others:
-            out.append({"role": "user", "content": others})
+            _append(out, message, "user", others)
     if pending:
         out.append(_results_message(pending, results, []))
     return out
+
+
+def _append(out: list[ApiMessage], message: ApiMessage, role: Any, content: list[Any]) -> None:
+    """Append (or merge into a same-role predecessor) without touching any input list."""
+    if out and out[-1]["role"] == role:
+        out[-1] = {"role": role, "content": out[-1]["content"] + content}
+    elif content is message["content"]:
+        out.append(message)
+    else:
+        out.append({"role": role, "content": content})
 
 
 def _results_message(
