@@ -316,3 +316,18 @@ async def test_context_usage_warning_threshold(tmp_path: Path) -> None:
 def test_attachment_message_helper_shape() -> None:
     m = attachment_message("queued_command", prompt="x")
     assert m.attachment.data == {"prompt": "x"}
+
+
+async def test_no_stale_diff_after_the_agent_edited_the_file(tmp_path: Path) -> None:
+    f = tmp_path / "app.py"
+    f.write_text("one\n")
+    tc = ToolContext(cwd=tmp_path)
+    tc.read_files[str(f)] = read_record(f)
+    ctx = ctx_for(tmp_path, tool_context=tc)
+    bump(f, "two\n")
+    history = [AttachmentMessage(attachment=a) for a in await get_attachments(None, ctx, [])]
+    bump(f, "three (the agent's own edit)\n")
+    tc.read_files[str(f)] = read_record(f)  # Edit records what it wrote
+    bump(f, "four\n")
+    [change] = await get_attachments(None, ctx, history)
+    assert "diff" not in change.data and change.data["snippet"] == "four"

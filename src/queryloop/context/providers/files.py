@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +23,20 @@ if TYPE_CHECKING:
     from ..attachments import AttachmentContext
 
 FILE_SNAPSHOTS_KEY = "queryloop.file_snapshots"
-"""`ToolContext.extras` key: path -> the text the agent last saw. When present, a changed
-file is announced as a diff against it; otherwise as a snippet of the new content. The
-provider stores the new text there after announcing."""
+"""`ToolContext.extras` key: path -> `FileSnapshot` of the text the agent last saw. A changed
+file is announced as a diff against the snapshot when the snapshot is of the version the agent
+last saw, otherwise as a snippet of the new content. The provider stores a snapshot of what
+it announced, so the next change to that file is a diff."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileSnapshot:
+    """A file's text at one version (mtime in ns, size in bytes)."""
+
+    mtime_ns: int
+    size: int
+    text: str
+
 
 MAX_DIFF_LINES = 60
 MAX_SNIPPET_LINES = 40
@@ -37,7 +49,7 @@ async def edited_files(ctx: AttachmentContext, messages: Sequence[Message]) -> l
     if tc is None:
         return []
     announced = _announced_versions(messages)
-    snapshots: dict[str, str] = tc.extras.setdefault(FILE_SNAPSHOTS_KEY, {})
+    snapshots: dict[str, FileSnapshot] = tc.extras.setdefault(FILE_SNAPSHOTS_KEY, {})
     out: list[Attachment] = []
     for key, record in list(tc.read_files.items()):
         seen = max((record.mtime_ns, record.size), announced.get(key, (0, 0)))
@@ -75,7 +87,7 @@ async def nested_memory(
 
 
 def _changed_file(
-    key: str, path: Path, seen: tuple[int, int], snapshots: dict[str, str]
+    key: str, path: Path, seen: tuple[int, int], snapshots: dict[str, FileSnapshot]
 ) -> Attachment | None:
     try:
         stat = path.stat()
@@ -90,13 +102,13 @@ def _changed_file(
     text = raw.decode("utf-8", errors="replace")
     data: dict[str, Any] = {"path": key, "mtime_ns": version[0], "size": version[1]}
     old = snapshots.get(key)
-    if old is not None:
-        data["diff"] = _short_diff(old, text, key)
+    if old is not None and (old.mtime_ns, old.size) == seen:
+        data["diff"] = _short_diff(old.text, text, key)
     else:
         lines = text.splitlines()
         data["snippet"] = "\n".join(lines[:MAX_SNIPPET_LINES])
         data["truncated"] = len(lines) > MAX_SNIPPET_LINES
-    snapshots[key] = text
+    snapshots[key] = FileSnapshot(version[0], version[1], text)
     return Attachment(AttachmentType.EDITED_FILE, data)
 
 
