@@ -82,8 +82,8 @@ def test_empty_stdin_prompt_is_a_usage_error(tmp_path: Path) -> None:
 def test_version_and_help_do_not_import_heavy_modules(tmp_path: Path) -> None:
     done = run_cli("--version")
     assert done.returncode == 0 and done.stdout.startswith("queryloop ")
-    probe = "import sys; from queryloop.cli.main import main; main(['--help'])"
-    code = probe.replace("main(['--help'])", "main(['--version'])") + (
+    code = (
+        "import sys; from queryloop.cli.main import main; main(['--version'])"
         "; heavy = [m for m in ('anthropic', 'openai', 'mcp', 'prompt_toolkit', 'rich', "
         "'pydantic', 'asyncio') if m in sys.modules]; print(heavy)"
     )

@@ -1,0 +1,95 @@
+"""Rendering helpers and the Renderer on a recording console."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from queryloop.cli.print_mode import event_record, final_text, jsonable
+from queryloop.cli.render import (
+    Renderer,
+    cache_hit_share,
+    collapse,
+    context_bar_parts,
+    short_input,
+    status_text,
+)
+from queryloop.loop.events import MessageEvent, StreamDelta, TerminalEvent, TransitionEvent
+from queryloop.loop.reasons import Continue, Terminal
+from queryloop.messages import (
+    ToolUseBlock,
+    assistant_message,
+    tool_result_message,
+    user_message,
+)
+from queryloop.messages.usage import Usage
+from queryloop.providers.base import BlockComplete, TextDelta
+
+
+def test_short_input_and_collapse() -> None:
+    assert short_input("Bash", {"command": "ls   -la\n/tmp", "timeout": 5}) == "ls -la /tmp"
+    assert short_input("Read", {"file_path": "a.py", "offset": 3}) == "a.py"
+    assert short_input("X", {"a": 1}) == '{"a":1}'
+    assert short_input("Bash", {"command": "x" * 100}, width=10) == "x" * 9 + "…"
+    shown, hidden = collapse("\n".join(f"l{i}" for i in range(10)), 4)
+    assert shown == ["l0", "l1", "l2", "l3"] and hidden == 6
+    assert collapse("") == (["(no output)"], 0)
+
+
+def test_context_bar_has_fixed_width_and_shows_small_parts() -> None:
+    ctx = {"system": 3000, "tools": 5000, "memory": 10, "messages": 42000, "free": 150000,
+           "window": 200000}  # fmt: skip
+    parts = context_bar_parts(ctx, width=40)
+    assert [p[0] for p in parts] == ["system", "tools", "memory", "messages", "free"]
+    assert sum(cells for _, _, cells in parts) == 40
+    assert {n: c for n, _, c in parts}["memory"] == 1  # tiny but visible
+    usage = Usage(input_tokens=10, cache_creation_input_tokens=30, cache_read_input_tokens=60)
+    assert cache_hit_share(usage) == 0.6
+    line = status_text("claude-x", ctx, usage, 0.5)
+    assert line == "claude-x · 25% context · 60% cache hits · $0.5000"
+    assert "context n/a" in status_text("m", {}, Usage(), 0)
+
+
+def test_renderer_plain_console_shows_text_tool_call_and_collapsed_result() -> None:
+    buf = io.StringIO()
+    console = Console(file=buf, width=100, force_terminal=False)
+    r = Renderer(console)
+    assert not r.animated
+    tool = ToolUseBlock(id="t1", name="Bash", input={"command": "seq 10"})
+    events = [
+        StreamDelta(TextDelta(0, "Running ")),
+        StreamDelta(TextDelta(0, "it.")),
+        StreamDelta(BlockComplete(1, tool)),
+        MessageEvent(assistant_message([tool])),
+        MessageEvent(tool_result_message("t1", "\n".join(str(i) for i in range(10)))),
+        TransitionEvent(Continue.NEXT_TURN, 1),
+        TerminalEvent(Terminal.ABORTED_TOOLS, 2),
+    ]
+    for e in events:
+        r.handle(e)
+    out = buf.getvalue()
+    assert "Running it." in out
+    assert "⏺ Bash(seq 10)" in out
+    assert "⎿ 0" in out and "… 6 more lines" in out
+    assert "Interrupted" in out
+    assert out.index("Running it.") < out.index("⏺ Bash") < out.index("… 6 more")
+
+
+def test_stream_json_records_are_json_ready() -> None:
+    import json
+
+    tool = ToolUseBlock(id="t1", name="Read", input={"file_path": "a"})
+    rec = event_record(StreamDelta(BlockComplete(0, tool)), "s")
+    block = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a"}}
+    event = {"type": "block_complete", "index": 0, "block": block}
+    assert rec == {"type": "stream_event", "session_id": "s", "event": event}
+    rec = event_record(MessageEvent(user_message("hi")), "s")
+    assert rec is not None and rec["type"] == "user" and rec["message"]["content"] == "hi"
+    rec = event_record(TransitionEvent(Continue.NEXT_TURN, 2), "s")
+    assert rec == {"type": "transition", "session_id": "s", "reason": "next_turn", "turn": 2}
+    assert event_record(TerminalEvent(Terminal.COMPLETED, 1), "s") is None
+    json.dumps(jsonable(Usage(input_tokens=1)))
+    msgs = [user_message("q"), assistant_message("a1"), assistant_message("final")]
+    assert final_text(msgs) == "final"
+    assert final_text([assistant_message("old"), user_message("new q")]) == ""
