@@ -124,7 +124,9 @@ def _field_for(param: inspect.Parameter, doc: str | None) -> FieldInfo:
             default.description = doc
         return default
     required = default is inspect.Parameter.empty
-    info: FieldInfo = Field(default=... if required else default, description=doc or None)
+    # Pass description only when known, so an Annotated[..., Field(description=...)] wins.
+    value = ... if required else default
+    info: FieldInfo = Field(default=value, description=doc) if doc else Field(default=value)
     return info
 
 
