@@ -145,13 +145,16 @@ class CompactionPipeline:
         if index is None:
             return total
         anchor = messages[index].uuid
-        self._pending = [(a, t) for a, t in self._pending if a == anchor]
-        return max(0, total - sum(t for _, t in self._pending))
+        return max(0, total - sum(t for a, t in self._pending if a == anchor))
 
     def _record_freed(self, messages: Sequence[Message], tokens: int) -> None:
         index = last_usage_index(messages)
-        if index is not None and tokens > 0:
-            self._pending.append((messages[index].uuid, tokens))
+        if index is None or tokens <= 0:
+            return
+        anchor = messages[index].uuid
+        # Entries for older responses are obsolete: a newer usage already reflects them.
+        self._pending = [(a, t) for a, t in self._pending if a == anchor]
+        self._pending.append((anchor, tokens))
 
     def is_at_blocking_limit(self, messages: Sequence[Message]) -> bool:
         """Whether a request of `messages` is above the hard limit (terminal blocking_limit)."""
