@@ -77,7 +77,7 @@ def latest_session(cwd: Path | str, home: Path | str | None = None) -> Path | No
 
 
 def find_session(
-    id_or_prefix: str, *, cwd: Path | str | None = None, home: Path | str | None = None
+    id_or_prefix: str, cwd: Path | str | None = None, home: Path | str | None = None
 ) -> Path:
     """The transcript for a session id, a unique id prefix, or a path to a `.jsonl` file.
 
