@@ -1,0 +1,354 @@
+"""Unit tests for every pass of normalize_messages_for_api, and for the whole pipeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from queryloop.messages import (
+    PASSES,
+    AssistantMessage,
+    AttachmentMessage,
+    Message,
+    NormalizeContext,
+    SystemSubtype,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    attachment_message,
+    compact_boundary,
+    normalize_messages_for_api,
+    system_message,
+    tombstone,
+    validate_api_request,
+)
+from queryloop.messages import normalize as n
+from queryloop.messages.types import ProgressMessage, ToolUseSummaryMessage
+
+CTX = NormalizeContext(tool_names=frozenset({"Read", "Bash"}), thinking_enabled=False)
+THINK = NormalizeContext(tool_names=frozenset({"Read", "Bash"}), thinking_enabled=True)
+TOOLS = [
+    {"name": "Read", "input_schema": {"type": "object"}},
+    {"name": "Bash", "input_schema": {"type": "object"}},
+]
+
+
+def user(text: str) -> UserMessage:
+    return UserMessage(content=text)
+
+
+def results(*ids: str) -> UserMessage:
+    return UserMessage(content=tuple(ToolResultBlock(tool_use_id=i, content=f"r{i}") for i in ids))
+
+
+def assistant(*blocks: Any, mid: str = "") -> AssistantMessage:
+    return AssistantMessage(content=tuple(blocks), message_id=mid)
+
+
+def use(tid: str) -> ToolUseBlock:
+    return ToolUseBlock(id=tid, name="Bash", input={"command": "ls"})
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def test_passes_are_named_in_one_ordered_tuple_with_docstrings() -> None:
+    names = [name for name, _ in PASSES]
+    assert names == [
+        "reorder_attachments",
+        "drop_non_api_messages",
+        "render_attachments",
+        "merge_messages",
+        "tool_results_first",
+        "drop_empty_text",
+        "strip_thinking",
+        "pair_tool_results",
+        "drop_trailing_thinking",
+        "close_tool_turn_without_thinking",
+        "ensure_alternation",
+        "check_invariants",
+    ]
+    for _, run in PASSES:
+        assert run.__doc__ and "Needs:" in run.__doc__ and "Guarantees:" in run.__doc__
+
+
+# -- reorder_attachments ----------------------------------------------------------------
+
+
+def test_attachments_bubble_up_to_the_nearest_stop_point() -> None:
+    a1 = assistant(use("t1"))
+    r1 = results("t1")
+    u = user("next")
+    att = attachment_message("text", content="ctx")
+    u0 = user("hi")
+    assert n.reorder_attachments([u0, a1, r1, u, att], CTX) == [u0, a1, r1, att, u]
+    # An assistant message is a stop point too.
+    assert n.reorder_attachments([u0, a1, u, att], CTX) == [u0, a1, att, u]
+
+
+def test_attachments_without_a_stop_point_go_to_the_top_in_order() -> None:
+    u0, u1 = user("a"), user("b")
+    att1, att2 = attachment_message("text", content="1"), attachment_message("text", content="2")
+    assert n.reorder_attachments([u0, att1, u1, att2], CTX) == [att1, att2, u0, u1]
+
+
+def test_reorder_handles_a_long_run_of_attachments() -> None:
+    # 10k attachments after one stop point would be quadratic with list.insert(0, ...).
+    many: list[Message] = [assistant(TextBlock(text="x"))]
+    many += [attachment_message("text", content=str(i)) for i in range(10_000)]
+    out = n.reorder_attachments(many, CTX)
+    assert out[0] is many[0] and out[1:] == many[1:]
+
+
+# -- drop_non_api_messages --------------------------------------------------------------
+
+
+def test_drops_what_never_reaches_the_api() -> None:
+    keep_u, keep_a = user("keep"), assistant(TextBlock(text="keep"))
+    voided = user("voided")
+    messages: list[Message] = [
+        keep_u,
+        ProgressMessage(tool_use_id="t"),
+        voided,
+        tombstone(voided.uuid),
+        tombstone("no-such-uuid"),
+        ToolUseSummaryMessage(summary="s"),
+        compact_boundary("auto", 100),
+        system_message(SystemSubtype.API_ERROR, "boom"),
+        UserMessage(content="virtual", is_virtual=True),
+        AssistantMessage(content=(TextBlock(text="API Error"),), is_api_error=True),
+        keep_a,
+    ]
+    assert n.drop_non_api_messages(messages, CTX) == [keep_u, keep_a]
+
+
+def test_local_command_output_becomes_user_text() -> None:
+    (out,) = n.drop_non_api_messages([system_message(SystemSubtype.LOCAL_COMMAND, "3 files")], CTX)
+    assert isinstance(out, UserMessage) and out.is_meta
+    assert out.content == "<local-command-stdout>3 files</local-command-stdout>"
+
+
+# -- render_attachments -----------------------------------------------------------------
+
+
+def test_render_makes_drafts_and_synthetic_read_pairs() -> None:
+    file_att = attachment_message("file", path="a.py", content="x = 1")
+    drafts = n.render_attachments(
+        [user("hi"), file_att, attachment_message("text", content="note")], CTX
+    )
+    roles = [d[0] for d in drafts]
+    assert roles == ["user", "assistant", "user", "user"]
+    assert (
+        drafts[1][1][0]["name"] == "Read"
+        and drafts[1][1][0]["id"] == drafts[2][1][0]["tool_use_id"]
+    )
+    assert drafts[3][1] == [text("<system-reminder>\nnote\n</system-reminder>")]
+
+
+def test_render_drops_attachments_that_render_to_nothing() -> None:
+    assert n.render_attachments([attachment_message("opaque", value=1)], CTX) == []
+
+
+# -- merge_messages ---------------------------------------------------------------------
+
+
+def test_split_response_merges_even_across_streamed_tool_results() -> None:
+    drafts: list[n.Draft] = [
+        ("user", [text("go")], ""),
+        ("assistant", [text("a")], "msg_1"),
+        ("assistant", [{"type": "tool_use", "id": "t1", "name": "B", "input": {}}], "msg_1"),
+        ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "1"}], ""),
+        ("assistant", [{"type": "tool_use", "id": "t2", "name": "B", "input": {}}], "msg_1"),
+        ("user", [{"type": "tool_result", "tool_use_id": "t2", "content": "2"}], ""),
+    ]
+    out = n.merge_messages(drafts, CTX)
+    assert [m["role"] for m in out] == ["user", "assistant", "user"]
+    assert [b.get("id") for b in out[1]["content"]] == [None, "t1", "t2"]
+    assert [b["tool_use_id"] for b in out[2]["content"]] == ["t1", "t2"]
+
+
+def test_different_ids_and_same_roles_still_merge_into_alternation() -> None:
+    drafts: list[n.Draft] = [
+        ("user", [text("a")], ""),
+        ("user", [text("b")], ""),
+        ("assistant", [text("x")], "msg_1"),
+        ("assistant", [text("y")], "msg_2"),
+    ]
+    out = n.merge_messages(drafts, CTX)
+    assert out == [
+        {"role": "user", "content": [text("a"), text("b")]},
+        {"role": "assistant", "content": [text("x"), text("y")]},
+    ]
+
+
+# -- tool_results_first / drop_empty_text -----------------------------------------------
+
+
+def test_tool_results_move_first_stably() -> None:
+    r1 = {"type": "tool_result", "tool_use_id": "1", "content": "x"}
+    r2 = {"type": "tool_result", "tool_use_id": "2", "content": "y"}
+    message = {"role": "user", "content": [text("a"), r1, text("b"), r2]}
+    (out,) = n.tool_results_first([message], CTX)  # type: ignore[list-item]
+    assert out["content"] == [r1, r2, text("a"), text("b")]
+    assert message["content"][0] == text("a")  # input untouched
+
+
+def test_blank_text_goes_and_empty_messages_with_it() -> None:
+    result = {"type": "tool_result", "tool_use_id": "1", "content": [text(" "), text("ok")]}
+    messages = [
+        {"role": "user", "content": [text(""), text("\n")]},
+        {"role": "assistant", "content": [text("fine"), text("  ")]},
+        {"role": "user", "content": [result]},
+    ]
+    out = n.drop_empty_text(messages, CTX)  # type: ignore[arg-type]
+    assert out == [
+        {"role": "assistant", "content": [text("fine")]},
+        {"role": "user", "content": [{**result, "content": [text("ok")]}]},
+    ]
+
+
+# -- strip_thinking / drop_trailing_thinking --------------------------------------------
+
+
+def _thinking(sig: str = "sig") -> dict[str, Any]:
+    return {"type": "thinking", "thinking": "t", "signature": sig}
+
+
+def test_thinking_off_strips_all_thinking() -> None:
+    messages = [
+        {
+            "role": "assistant",
+            "content": [_thinking(), {"type": "redacted_thinking", "data": "d"}, text("a")],
+        }
+    ]
+    assert n.strip_thinking(messages, CTX) == [{"role": "assistant", "content": [text("a")]}]  # type: ignore[arg-type]
+
+
+def test_thinking_on_keeps_signed_and_drops_unsigned_and_trailing() -> None:
+    messages = [
+        {"role": "assistant", "content": [_thinking(), _thinking(""), text("a"), _thinking()]},
+        {"role": "assistant", "content": [_thinking("")]},
+    ]
+    out = n.strip_thinking(messages, THINK)  # type: ignore[arg-type]
+    assert out == [{"role": "assistant", "content": [_thinking(), text("a")]}]
+
+
+def test_trailing_thinking_left_by_pairing_is_dropped() -> None:
+    messages = [
+        {"role": "user", "content": [text("u")]},
+        {"role": "assistant", "content": [_thinking()]},
+        {"role": "user", "content": [text("v")]},
+    ]
+    assert n.drop_trailing_thinking(messages, THINK) == [
+        {"role": "user", "content": [text("u"), text("v")]}
+    ]  # type: ignore[arg-type]
+
+
+# -- close_tool_turn_without_thinking ---------------------------------------------------
+
+
+def _loop(first: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": [text("go")]},
+        {
+            "role": "assistant",
+            "content": [
+                *first,
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"c": 1}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "out"}],
+        },
+    ]
+
+
+def test_unfinished_tool_loop_without_thinking_becomes_text() -> None:
+    out = n.close_tool_turn_without_thinking(_loop([text("doing")]), THINK)  # type: ignore[arg-type]
+    assert out[1]["content"] == [text("doing"), text('[Called tool Bash with input {"c": 1}]')]
+    assert out[2]["content"] == [text("[Tool Bash result]\nout")]
+
+
+def test_tool_loop_with_thinking_or_thinking_off_is_left_alone() -> None:
+    with_thinking = _loop([_thinking()])
+    assert n.close_tool_turn_without_thinking(with_thinking, THINK) == with_thinking  # type: ignore[arg-type]
+    without = _loop([])
+    assert n.close_tool_turn_without_thinking(without, CTX) == without  # type: ignore[arg-type]
+
+
+# -- ensure_alternation ------------------------------------------------------------------
+
+
+def test_leading_assistant_gets_a_placeholder_user() -> None:
+    out = n.ensure_alternation(
+        [{"role": "assistant", "content": [text("hi")]}, {"role": "user", "content": [text("u")]}],
+        CTX,
+    )  # type: ignore[list-item]
+    assert out[0] == {"role": "user", "content": [text(n.LEADING_PLACEHOLDER_TEXT)]}
+
+
+def test_final_assistant_loses_trailing_whitespace() -> None:
+    messages = [
+        {"role": "user", "content": [text("u")]},
+        {"role": "assistant", "content": [text("Sure. "), text("\n")]},
+    ]
+    out = n.ensure_alternation(messages, CTX)  # type: ignore[arg-type]
+    assert out[-1] == {"role": "assistant", "content": [text("Sure.")]}
+
+
+def test_with_thinking_on_a_final_assistant_is_followed_by_a_user_turn() -> None:
+    messages = [
+        {"role": "user", "content": [text("u")]},
+        {"role": "assistant", "content": [text("done")]},
+    ]
+    out = n.ensure_alternation(messages, THINK)  # type: ignore[arg-type]
+    assert out[-1] == {"role": "user", "content": [text(n.CONTINUE_TEXT)]}
+
+
+# -- the whole pipeline ------------------------------------------------------------------
+
+
+def test_interrupted_turn_normalizes_to_a_valid_request() -> None:
+    history: list[Message] = [
+        user("run the tests"),
+        AssistantMessage(content=(ThinkingBlock(thinking="partial"),), message_id="m1"),
+        AssistantMessage(content=(use("t1"),), message_id="m1"),
+        user("[Request interrupted by user]"),
+    ]
+    out = normalize_messages_for_api(history, TOOLS, thinking_enabled=False)
+    assert out[1] == {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+    }
+    assert out[2]["content"][0]["is_error"] is True
+    assert out[2]["content"][1] == text("[Request interrupted by user]")
+    assert (
+        validate_api_request({"model": "m", "max_tokens": 5, "messages": out, "tools": TOOLS}) == []
+    )
+
+
+def test_file_attachment_requests_are_byte_identical_across_turns() -> None:
+    att = attachment_message("file", path="a.py", content="x = 1")
+    turn1: list[Message] = [user("look"), att]
+    turn2: list[Message] = [*turn1, assistant(TextBlock(text="ok")), user("more")]
+    first = normalize_messages_for_api(turn1, TOOLS, thinking_enabled=False)
+    second = normalize_messages_for_api(turn2, TOOLS, thinking_enabled=False)
+    assert second[: len(first) - 1] == first[:-1]
+    assert second[len(first) - 1]["content"][: len(first[-1]["content"])] == first[-1]["content"]
+
+
+def test_input_is_not_modified_and_output_is_fresh() -> None:
+    history: list[Message] = [
+        user("a"),
+        assistant(use("t1")),
+        results("t1"),
+        AttachmentMessage(attachment=attachment_message("text", content="c").attachment),
+    ]
+    snapshot = list(history)
+    out1 = normalize_messages_for_api(history, TOOLS)
+    out1[0]["content"].append(text("mutated"))
+    assert history == snapshot
+    assert normalize_messages_for_api(history, TOOLS) != out1
