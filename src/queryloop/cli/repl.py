@@ -68,6 +68,8 @@ class Repl:
         """One line (or several, with Esc+Enter / trailing backslash) from the user."""
         if self._read_line is not None:
             return await self._read_line(prompt)
+        if not self.renderer.animated:
+            return await plain_read_line(prompt, self.console)
         if self._session is None:
             self._session = _prompt_session(self)
         result: str = await self._session.prompt_async(prompt)
@@ -188,6 +190,54 @@ def _add_sigint(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) ->
         return True
     except (NotImplementedError, RuntimeError, ValueError):
         return False
+
+
+async def plain_read_line(prompt: str, console: Any) -> str:
+    """Line input for dumb terminals: no editing, but Ctrl-C, Ctrl-D and trailing-backslash
+    continuation behave as in the full prompt. Reads stdin from the event loop so that a
+    SIGINT arrives as KeyboardInterrupt here, not at a random point in the loop."""
+
+    lines: list[str] = []
+    while True:
+        console.print(prompt if not lines else "… ", end="", markup=False, highlight=False)
+        console.file.flush()
+        line = await _read_stdin_line()
+        if line == "":
+            if lines:
+                break
+            raise EOFError
+        line = line.rstrip("\n")
+        if line.endswith("\\"):
+            lines.append(line[:-1])
+            continue
+        lines.append(line)
+        break
+    return "\n".join(lines)
+
+
+async def _read_stdin_line() -> str:
+    import sys
+
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str] = loop.create_future()
+
+    def readable() -> None:
+        if not done.done():
+            done.set_result(sys.stdin.readline())
+
+    def interrupted() -> None:
+        if not done.done():
+            done.set_exception(KeyboardInterrupt())
+
+    fd = sys.stdin.fileno()
+    loop.add_reader(fd, readable)
+    has_handler = _add_sigint(loop, interrupted)
+    try:
+        return await done
+    finally:
+        loop.remove_reader(fd)
+        if has_handler:
+            loop.remove_signal_handler(signal.SIGINT)
 
 
 def _prompt_session(repl: Repl) -> Any:
