@@ -1,0 +1,307 @@
+"""MCP servers as queryloop tools, through the official `mcp` client.
+
+`McpManager` starts every configured server (stdio or streamable HTTP), lists its tools as
+`McpTool`s named `mcp__<server>__<tool>`, exposes server instructions and resources, and shuts
+everything down cleanly. Each server lives in one task that owns its `AsyncExitStack` (the MCP
+client's anyio scopes must be entered and exited by the same task); other tasks only send
+requests through the session.
+
+A server that fails to start or dies later is reported in `statuses()` with a message (the
+tail of its stderr when there is one); the session goes on and calls to its tools return an
+is_error result saying the server is unavailable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any, Literal, TextIO, cast
+
+import anyio
+import mcp_types as mt
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+from .base import ToolResult
+from .mcp_config import McpServerConfig
+from .mcp_convert import Block, convert_call_result, convert_resource_contents
+from .mcp_tool import McpTool
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CALL_TIMEOUT = 600.0
+DEFAULT_CONNECT_TIMEOUT = 30.0
+
+ServerState = Literal["pending", "connected", "failed", "closed"]
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerStatus:
+    """How one server is doing, for `/mcp`-style listings and startup notices."""
+
+    name: str
+    state: ServerState
+    message: str = ""
+    tool_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class McpResource:
+    """A resource a server offers (for @-mentions: `@server:uri`)."""
+
+    server: str
+    uri: str
+    name: str
+    description: str = ""
+    mime_type: str | None = None
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>` with characters the model API rejects replaced by `_`."""
+    clean = re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{tool}")
+    return clean[:128]
+
+
+class _Server:
+    """One connection, owned by one task from connect to close."""
+
+    def __init__(self, config: McpServerConfig, connect_timeout: float) -> None:
+        self.config = config
+        self.connect_timeout = connect_timeout
+        self.state: ServerState = "pending"
+        self.message = ""
+        self.session: ClientSession | None = None
+        self.tools: list[mt.Tool] = []
+        self.instructions: str | None = None
+        # The server's stderr goes to a file we can quote when it fails, not over our terminal.
+        self.errlog = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
+        self.ready = asyncio.Event()
+        self.stop = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    async def own(self) -> None:
+        """The task body: connect, serve until asked to stop, then unwind in this same task."""
+        try:
+            async with AsyncExitStack() as stack:
+                session = await self._connect(stack)
+                self.session, self.state = session, "connected"
+                self.ready.set()
+                await self.stop.wait()
+        except Exception as exc:  # includes ExceptionGroup from the client's task groups
+            self.fail(
+                f"{'failed to start' if not self.ready.is_set() else 'stopped'}: {_leaf(exc)}"
+            )
+        finally:
+            self.session = None
+            if self.state == "connected":
+                self.state = "closed"
+            self.ready.set()
+
+    async def _connect(self, stack: AsyncExitStack) -> ClientSession:
+        cfg = self.config
+        if cfg.transport == "http":
+            client = create_mcp_http_client(headers=dict(cfg.headers) or None)
+            await stack.enter_async_context(client)
+            read, write = await stack.enter_async_context(
+                streamable_http_client(cfg.url, http_client=client)
+            )
+        else:
+            params = StdioServerParameters(
+                command=cfg.command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd
+            )
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=self.errlog))
+        session = await stack.enter_async_context(ClientSession(read, write))
+        # The deadline covers only the handshake: a cancel scope must not span the contexts
+        # entered above, which stay open (anyio scopes nest strictly).
+        with anyio.fail_after(self.connect_timeout):
+            init = await session.initialize()
+            self.instructions = init.instructions
+            self.tools = await _list_tools(session)
+        return session
+
+    def fail(self, message: str) -> None:
+        """Mark the server unavailable, adding the tail of its stderr to the message."""
+        tail = self.stderr_tail()
+        self.state = "failed"
+        self.message = f"{message}" + (f" (stderr: {tail})" if tail else "")
+        log.warning("MCP server %r %s", self.config.name, self.message)
+
+    def stderr_tail(self, limit: int = 500) -> str:
+        try:
+            self.errlog.flush()
+            self.errlog.seek(0)
+            text = self.errlog.read()
+        except (OSError, ValueError):
+            return ""
+        lines = [line for line in text.strip().splitlines() if line.strip()]
+        return " | ".join(lines[-3:])[-limit:]
+
+
+async def _list_tools(session: ClientSession) -> list[mt.Tool]:
+    tools: list[mt.Tool] = []
+    cursor: str | None = None
+    while True:
+        params = mt.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def _leaf(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, TimeoutError):
+        return "timed out while connecting"
+    if isinstance(exc, MCPError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class McpManager:
+    """All MCP servers of a session. Use `async with McpManager(servers) as mcp:`."""
+
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerConfig],
+        *,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    ) -> None:
+        self.call_timeout = call_timeout
+        self._servers = {name: _Server(cfg, connect_timeout) for name, cfg in servers.items()}
+        self._tools: list[McpTool] | None = None
+
+    async def __aenter__(self) -> McpManager:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Connect every server concurrently; returns when each is connected or has failed."""
+        for server in self._servers.values():
+            if server.task is None:
+                server.task = asyncio.create_task(server.own(), name=f"mcp:{server.config.name}")
+        await asyncio.gather(*(s.ready.wait() for s in self._servers.values()))
+
+    async def close(self) -> None:
+        """Stop every server and wait for its task (no leaked processes)."""
+        for server in self._servers.values():
+            server.stop.set()
+        tasks = [s.task for s in self._servers.values() if s.task is not None]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for server in self._servers.values():
+            server.errlog.close()
+
+    def statuses(self) -> dict[str, McpServerStatus]:
+        """Each server's state and message."""
+        return {
+            name: McpServerStatus(name, s.state, s.message, len(s.tools))
+            for name, s in self._servers.items()
+        }
+
+    def instructions(self) -> dict[str, str]:
+        """Server name → its `instructions` (connected servers that gave some)."""
+        return {
+            name: s.instructions
+            for name, s in sorted(self._servers.items())
+            if s.instructions and s.state == "connected"
+        }
+
+    def tools(self) -> list[McpTool]:
+        """Every server's tools as queryloop tools, sorted by name (stable across requests)."""
+        if self._tools is None:
+            found = [
+                McpTool(self, name, tool, tool_name(name, tool.name))
+                for name, server in self._servers.items()
+                for tool in server.tools
+            ]
+            self._tools = sorted(found, key=lambda t: t.name)
+        return list(self._tools)
+
+    async def call_tool(
+        self, server: str, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None
+    ) -> ToolResult:
+        """Call one tool; every failure is an is_error result, never an exception."""
+        conn = self._servers.get(server)
+        session = conn.session if conn is not None and conn.state == "connected" else None
+        if conn is None or session is None:
+            why = conn.message if conn is not None and conn.message else "it is not connected"
+            return ToolResult(f"MCP server {server!r} is unavailable: {why}", is_error=True)
+        limit = self.call_timeout if timeout is None else timeout
+        try:
+            result = await session.call_tool(tool, dict(arguments), read_timeout_seconds=limit)
+        except MCPError as exc:
+            return self._call_error(conn, tool, exc, limit)
+        except Exception as exc:
+            return ToolResult(
+                f"MCP tool {tool!r} on {server!r} failed: {_leaf(exc)}", is_error=True
+            )
+        return convert_call_result(result)
+
+    def _call_error(self, conn: _Server, tool: str, exc: MCPError, limit: float) -> ToolResult:
+        name = conn.config.name
+        if exc.code == mt.REQUEST_TIMEOUT or "timed out" in exc.message:
+            return ToolResult(
+                f"MCP tool {tool!r} on {name!r} timed out after {limit:g}s", is_error=True
+            )
+        if exc.code == mt.CONNECTION_CLOSED:
+            conn.fail("exited during the session")
+            return ToolResult(f"MCP server {name!r} is unavailable: {conn.message}", is_error=True)
+        return ToolResult(f"MCP tool {tool!r} on {name!r} failed: {exc.message}", is_error=True)
+
+    async def list_resources(self, server: str | None = None) -> list[McpResource]:
+        """Resources of one server (or all connected servers); failures give an empty list."""
+        names = [server] if server is not None else sorted(self._servers)
+        found: list[McpResource] = []
+        for name in names:
+            conn = self._servers.get(name)
+            if conn is None or conn.session is None or conn.state != "connected":
+                continue
+            try:
+                page = await conn.session.list_resources()
+            except Exception as exc:
+                log.warning("listing resources of MCP server %r failed: %s", name, _leaf(exc))
+                continue
+            found.extend(
+                McpResource(name, str(r.uri), r.name, r.description or "", r.mime_type)
+                for r in page.resources
+            )
+        return found
+
+    async def read_resource(self, server: str, uri: str) -> tuple[Block, ...]:
+        """A resource's contents as blocks (for an @-mention); raises McpUnavailable."""
+        conn = self._servers.get(server)
+        if conn is None or conn.session is None or conn.state != "connected":
+            raise McpUnavailable(f"MCP server {server!r} is unavailable")
+        try:
+            with anyio.fail_after(self.call_timeout):
+                result = await conn.session.read_resource(uri)
+        except Exception as exc:
+            raise McpUnavailable(
+                f"reading {uri} from MCP server {server!r} failed: {_leaf(exc)}"
+            ) from exc
+        return tuple(convert_resource_contents(result.contents))
+
+
+class McpUnavailable(Exception):
+    """A resource could not be read (server missing, dead or erroring); message says which."""
+
+
+def describe_statuses(statuses: Sequence[McpServerStatus]) -> list[str]:
+    """One line per server that is not connected (for a startup notice)."""
+    return [
+        f"MCP server {s.name!r} {s.message or s.state}" for s in statuses if s.state != "connected"
+    ]

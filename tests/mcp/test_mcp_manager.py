@@ -1,0 +1,214 @@
+"""McpManager against REAL MCP servers started by the tests (stdio and streamable HTTP)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from queryloop.messages.blocks import ImageBlock, TextBlock
+from queryloop.tools.base import Tool, ToolContext, ToolResult
+from queryloop.tools.mcp import McpManager, McpUnavailable, describe_statuses, tool_name
+from queryloop.tools.mcp_config import McpServerConfig, load_mcp_config
+
+SERVERS = Path(__file__).parent / "servers"
+
+
+def stdio(name: str, script: str, *args: str) -> McpServerConfig:
+    return McpServerConfig(name, command=sys.executable, args=(str(SERVERS / script), *args))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+
+
+async def run_tool(tool: Tool, args: dict[str, object], ctx: ToolContext) -> ToolResult:
+    results = [item async for item in tool.call(tool.input_model.model_validate(args), ctx)]
+    assert isinstance(results[-1], ToolResult)
+    return results[-1]
+
+
+@pytest.fixture
+async def manager() -> AsyncIterator[McpManager]:
+    servers = {
+        "echo": stdio("echo", "echo_server.py"),
+        "other": stdio("other", "echo_server.py"),
+        "broken": stdio("broken", "crash_on_start.py"),
+        "missing": McpServerConfig("missing", command="/nonexistent/mcp-server"),
+    }
+    async with McpManager(servers, call_timeout=20) as m:
+        yield m
+
+
+async def test_tools_statuses_and_instructions(manager: McpManager, tmp_path: Path) -> None:
+    status = manager.statuses()
+    assert status["echo"].state == "connected" and status["echo"].tool_count == 6
+    assert status["broken"].state == "failed"
+    assert "missing DATABASE_URL" in status["broken"].message  # the server's stderr is quoted
+    assert status["missing"].state == "failed" and "failed to start" in status["missing"].message
+    assert len(describe_statuses(list(status.values()))) == 2
+    names = [t.name for t in manager.tools()]
+    assert names == sorted(names) and "mcp__echo__echo" in names and "mcp__other__slow" in names
+    assert not any("broken" in n for n in names)
+    echo = next(t for t in manager.tools() if t.name == "mcp__echo__echo")
+    assert json.dumps(echo.input_schema()) == json.dumps(
+        manager.tools()[names.index(echo.name)].input_schema()
+    )
+    assert echo.input_schema()["required"] == ["text"]
+    assert echo.is_concurrency_safe({}) and echo.is_read_only({})
+    slow = next(t for t in manager.tools() if t.name == "mcp__echo__slow")
+    assert not slow.is_concurrency_safe({})
+    assert manager.instructions() == {
+        "echo": "Use echo to repeat text. Use slow only in tests.",
+        "other": "Use echo to repeat text. Use slow only in tests.",
+    }
+    assert isinstance(echo, Tool)
+
+
+async def test_calls_and_result_conversion(manager: McpManager, tmp_path: Path) -> None:
+    ctx = ToolContext(cwd=tmp_path)
+    tools = {t.name: t for t in manager.tools()}
+    ok = await run_tool(tools["mcp__echo__echo"], {"text": "hi", "times": 2}, ctx)
+    assert (ok.content, ok.is_error) == ("hi hi", False)
+    failed = await run_tool(tools["mcp__echo__fail"], {"reason": "disk full"}, ctx)
+    assert failed.is_error and "disk full" in str(failed.content)
+    picture = await run_tool(tools["mcp__echo__picture"], {}, ctx)
+    assert isinstance(picture.content, tuple)
+    assert isinstance(picture.content[0], TextBlock) and isinstance(picture.content[1], ImageBlock)
+    assert picture.content[1].source["media_type"] == "image/png"
+    unknown = await manager.call_tool("nope", "echo", {})
+    assert unknown.is_error and "unavailable" in str(unknown.content)
+    await _call_timeout(manager)
+    await _resources(manager)
+
+
+async def _call_timeout(manager: McpManager) -> None:
+    result = await manager.call_tool("echo", "slow", {"seconds": 30}, timeout=0.5)
+    assert result.is_error and "timed out after 0.5s" in str(result.content)
+    again = await manager.call_tool("echo", "echo", {"text": "still here"})
+    assert again.content == "still here"
+
+
+async def test_server_dying_mid_session(manager: McpManager) -> None:
+    died = await manager.call_tool("other", "die", {})
+    assert died.is_error and "unavailable" in str(died.content)
+    assert manager.statuses()["other"].state == "failed"
+    later = await manager.call_tool("other", "echo", {"text": "x"})
+    assert later.is_error and "is unavailable" in str(later.content)
+    alive = await manager.call_tool("echo", "echo", {"text": "the session goes on"})
+    assert alive.content == "the session goes on" and not alive.is_error
+
+
+async def _resources(manager: McpManager) -> None:
+    resources = await manager.list_resources("echo")
+    assert [(r.server, r.uri, r.name) for r in resources] == [("echo", "memo://notes", "notes")]
+    assert len(await manager.list_resources()) == 2  # echo and other
+    blocks = await manager.read_resource("echo", "memo://notes")
+    assert isinstance(blocks[0], TextBlock) and "remember the milk" in blocks[0].text
+    with pytest.raises(McpUnavailable, match="broken"):
+        await manager.read_resource("broken", "memo://notes")
+
+
+async def test_clean_shutdown_leaves_no_process() -> None:
+    async with McpManager({"echo": stdio("echo", "echo_server.py")}) as m:
+        result = await m.call_tool("echo", "pid", {})
+        pid = int(str(result.content))
+        assert _alive(pid)
+    assert m.statuses()["echo"].state == "closed"
+    assert not _alive(pid)
+
+
+async def test_connect_timeout() -> None:
+    async with McpManager({"silent": stdio("silent", "silent.py")}, connect_timeout=1) as m:
+        status = m.statuses()["silent"]
+        assert status.state == "failed" and "timed out while connecting" in status.message
+        assert m.tools() == []
+
+
+def test_mcp_json_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_TOKEN", "s3cret")
+    path = tmp_path / ".mcp.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "files": {
+                        "command": "python",
+                        "args": ["srv.py", "${MY_TOKEN}"],
+                        "env": {"T": "${NOPE:-dflt}"},
+                    },
+                    "remote": {
+                        "type": "http",
+                        "url": "http://127.0.0.1:1/mcp",
+                        "headers": {"Authorization": "Bearer ${MY_TOKEN}"},
+                    },
+                    "bad name!": {"command": "x"},
+                    "sse": {"type": "sse", "url": "http://x"},
+                    "nocmd": {"args": []},
+                }
+            }
+        )
+    )
+    servers, problems = load_mcp_config(path)
+    assert servers["files"].args == ("srv.py", "s3cret") and servers["files"].env == {"T": "dflt"}
+    assert servers["remote"].transport == "http"
+    assert servers["remote"].headers == {"Authorization": "Bearer s3cret"}
+    assert len(problems) == 3 and any("not supported" in p for p in problems)
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"mcpServers": {')
+    assert "broken.json:1:" in load_mcp_config(broken)[1][0]
+    assert tool_name("my.server", "do it") == "mcp__my_server__do_it"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], limit: float = 20) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the HTTP MCP server exited early"
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError("the HTTP MCP server did not start listening")
+
+
+@pytest.fixture
+def http_port() -> Iterator[int]:
+    """A real streamable-HTTP MCP server on 127.0.0.1 in a subprocess."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVERS / "echo_server.py"), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for_port(port, proc)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def test_streamable_http_server(http_port: int) -> None:
+    url = f"http://127.0.0.1:{http_port}/mcp"
+    config = McpServerConfig("web", "http", url=url, headers={"X-Test": "1"})
+    async with McpManager({"web": config}, call_timeout=20) as m:
+        assert m.statuses()["web"].state == "connected", m.statuses()["web"].message
+        assert "mcp__web__echo" in [t.name for t in m.tools()]
+        result = await m.call_tool("web", "echo", {"text": "over http"})
+        assert result.content == "over http"
+        assert "web" in m.instructions()
