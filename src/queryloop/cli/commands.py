@@ -151,7 +151,9 @@ async def _model(repl: Repl, arg: str) -> bool:
     if not arg:
         repl.console.print(f"  model: {repl.agent.model}  [dim](/model NAME to switch)[/]")
         return True
-    await repl.replace_agent(model=arg, resume=repl.agent.session_id or None)
+    # Keep the conversation: resume this session under the new model (if it has begun).
+    session = repl.agent.session_id if repl.agent.messages else None
+    await repl.replace_agent(model=arg, resume=session or None)
     repl.console.print(f"[dim]Switched to {arg}.[/]")
     return True
 
