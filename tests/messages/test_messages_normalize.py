@@ -352,3 +352,27 @@ def test_input_is_not_modified_and_output_is_fresh() -> None:
     out1[0]["content"].append(text("mutated"))
     assert history == snapshot
     assert normalize_messages_for_api(history, TOOLS) != out1
+
+
+def test_check_invariants_logs_violations_only_at_debug(caplog: Any) -> None:
+    broken = [{"role": "assistant", "content": [text(" ")]}]
+    with caplog.at_level("INFO", logger="queryloop.messages.normalize"):
+        assert n.check_invariants(broken, CTX) == broken  # type: ignore[arg-type]
+    assert caplog.records == []
+    with caplog.at_level("DEBUG", logger="queryloop.messages.normalize"):
+        n.check_invariants(broken, CTX)  # type: ignore[arg-type]
+    assert any("messages.first_role" in r.getMessage() for r in caplog.records)
+
+
+def test_garbage_collector_state_is_restored() -> None:
+    import gc
+
+    assert gc.isenabled()
+    normalize_messages_for_api([user("a")], TOOLS)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        normalize_messages_for_api([user("a")], TOOLS)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
