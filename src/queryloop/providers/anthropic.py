@@ -11,11 +11,10 @@ retryable `OverloadedError` rather than an interrupted stream.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import anthropic
 
@@ -26,12 +25,9 @@ from .errors import (
     AuthenticationError,
     ProviderConnectionError,
     ProviderError,
-    StreamAbortedError,
 )
 from .errors_map import map_anthropic_error
-from .retry import DEFAULT_RETRY, RetryPolicy, retrying_stream
-
-T = TypeVar("T")
+from .retry import DEFAULT_RETRY, RetryPolicy, aborted_error, race_abort, retrying_stream
 
 
 class AnthropicProvider:
@@ -91,15 +87,15 @@ class AnthropicProvider:
     async def _attempt(
         self, request: ModelRequest, abort: AbortSignal | None
     ) -> AsyncGenerator[StreamEvent, None]:
-        sdk_stream = await _race(self._open(request), abort, StreamAssembler())
         assembler = StreamAssembler()
+        sdk_stream = await race_abort(self._open(request), abort, _on_abort(abort, assembler))
         held: list[StreamEvent] = []
         yielded = False
         try:
             iterator = sdk_stream.__aiter__()
             while True:
                 try:
-                    raw = await _race(iterator.__anext__(), abort, assembler)
+                    raw = await race_abort(iterator.__anext__(), abort, _on_abort(abort, assembler))
                 except StopAsyncIteration:
                     break
                 except ProviderError:
@@ -128,7 +124,7 @@ class AnthropicProvider:
         body = request.to_body()
         use_beta = bool(request.betas) or request.context_management is not None
         create = self._client.beta.messages.create if use_beta else self._client.messages.create
-        kwargs = _split_kwargs(create, body)
+        kwargs = split_sdk_kwargs(create, body)
         if use_beta and request.betas:
             kwargs["betas"] = list(request.betas)
         try:
@@ -147,8 +143,9 @@ class AnthropicProvider:
 _PARAMS: dict[Any, frozenset[str]] = {}
 
 
-def _split_kwargs(create: Any, body: Mapping[str, Any]) -> dict[str, Any]:
-    """Known SDK parameters as keywords; everything else through `extra_body`."""
+def split_sdk_kwargs(create: Any, body: Mapping[str, Any]) -> dict[str, Any]:
+    """Known SDK parameters as keywords; everything else through `extra_body` (so a new API
+    field, or one this SDK version dropped, still reaches the server)."""
     func = getattr(create, "__func__", create)
     known = _PARAMS.get(func)
     if known is None:
@@ -173,42 +170,9 @@ def _mid_stream_error(exc: Exception, assembler: StreamAssembler, yielded: bool)
     return interrupted
 
 
-async def _race(
-    awaitable: Awaitable[T], abort: AbortSignal | None, assembler: StreamAssembler
-) -> T:
-    """Await `awaitable` unless `abort` fires first (then cancel it and raise)."""
-    if abort is None:
-        return await awaitable
-    if abort.aborted:
-        _close_unawaited(awaitable)
-        raise _aborted(abort, assembler)
-    task = asyncio.ensure_future(awaitable)
-    waiter = asyncio.ensure_future(abort.wait())
-    try:
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
-    if task.done():
-        return task.result()
-    task.cancel()
-    try:
-        await task
-    except (asyncio.CancelledError, Exception):
-        pass
-    raise _aborted(abort, assembler)
+def _on_abort(abort: AbortSignal | None, assembler: StreamAssembler) -> Callable[[], ProviderError]:
+    def make() -> ProviderError:
+        reason = abort.reason if abort is not None else "abort"
+        return aborted_error(abort or AbortSignal(), assembler.interrupted(f"aborted ({reason})"))
 
-
-def _close_unawaited(awaitable: Awaitable[Any]) -> None:
-    close = getattr(awaitable, "close", None)
-    if callable(close):
-        close()
-
-
-def _aborted(abort: AbortSignal, assembler: StreamAssembler) -> StreamAbortedError:
-    base = assembler.interrupted(f"aborted ({abort.reason})")
-    return StreamAbortedError(
-        str(base),
-        completed_blocks=base.completed_blocks,
-        message_id=base.message_id,
-        usage=base.usage,
-    )
+    return make

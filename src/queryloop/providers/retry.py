@@ -12,13 +12,16 @@ import asyncio
 import email.utils
 import random
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ..abort import AbortSignal
 from .base import StreamEvent
 from .errors import ProviderError, StreamAbortedError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,3 +121,43 @@ async def retrying_stream(
             delay = policy.delay_for(error, retries)
             retries += 1
             await wait_or_abort(delay, abort)
+
+
+async def race_abort(
+    awaitable: Awaitable[T],
+    abort: AbortSignal | None,
+    on_abort: Callable[[], ProviderError],
+) -> T:
+    """Await `awaitable` unless `abort` fires first: then cancel it and raise `on_abort()`."""
+    if abort is None:
+        return await awaitable
+    if abort.aborted:
+        close = getattr(awaitable, "close", None)
+        if callable(close):
+            close()  # a never-awaited coroutine would warn
+        raise on_abort()
+    task: asyncio.Future[T] = asyncio.ensure_future(awaitable)
+    waiter: asyncio.Future[Any] = asyncio.ensure_future(abort.wait())
+    pending: set[asyncio.Future[Any]] = {task, waiter}
+    try:
+        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    try:
+        await task
+    except (asyncio.CancelledError, Exception):
+        pass
+    raise on_abort()
+
+
+def aborted_error(abort: AbortSignal, interrupted: Any) -> StreamAbortedError:
+    """A `StreamAbortedError` carrying what an interrupted-stream error would carry."""
+    return StreamAbortedError(
+        f"aborted ({abort.reason}): {interrupted}",
+        completed_blocks=getattr(interrupted, "completed_blocks", ()),
+        message_id=getattr(interrupted, "message_id", None),
+        usage=getattr(interrupted, "usage", None),
+    )
