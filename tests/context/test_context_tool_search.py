@@ -119,3 +119,26 @@ async def test_deferred_tools_keep_the_tools_array_stable(tmp_path: Path) -> Non
     assert [t["name"] for t in after.tools] == ["Read", "ToolSearch", "mcp__slack__send_message"]
     assert json.dumps(list(after.tools)[:2]) == json.dumps(list(before.tools))
     assert validate_api_request(after.to_body()) == []
+
+
+async def test_builder_appends_loaded_tools_by_itself(tmp_path: Path) -> None:
+    connected: list[Tool] = []
+    search = ToolSearchTool(lambda: connected)
+    ctx = ToolContext(cwd=tmp_path)
+    b = RequestBuilder(
+        model="m",
+        system=build_system_prompt(attribution=None, dynamic_suffix="env", append=None),
+        tools=[make_tool("Read", "Read a file."), search],
+        deferred_tools=lambda: connected,
+        tool_context=ctx,
+    )
+    history = [user_message("go")]
+    assert [t["name"] for t in b.build(history, max_tokens=10).tools] == ["Read", "ToolSearch"]
+    connected[:] = mcp_tools()  # a server connected: the tools array does not change
+    assert [t["name"] for t in b.build(history, max_tokens=10).tools] == ["Read", "ToolSearch"]
+    await run(search, ctx, query="select:mcp__github__list_issues,mcp__slack__list_channels")
+    names = [t["name"] for t in b.build(history, max_tokens=10).tools]
+    assert names == ["Read", "ToolSearch", "mcp__github__list_issues", "mcp__slack__list_channels"]
+    connected[:] = connected[:2]  # github went away: its loaded tool goes with it
+    names = [t["name"] for t in b.build(history, max_tokens=10).tools]
+    assert names == ["Read", "ToolSearch", "mcp__slack__list_channels"]

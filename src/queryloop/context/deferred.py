@@ -9,9 +9,9 @@ very start of the cache prefix -- and force a full cache rewrite. Instead:
    (`AttachmentContext.deferred_tools`), which are messages, not tools.
 3. The model calls `ToolSearch {query, max_results}`; it answers with the matching tools' full
    definitions and records their names in `ToolContext.extras[LOADED_DEFERRED_TOOLS_KEY]`.
-4. The loop passes `loaded_deferred_tools(ctx, deferred)` as `extra_tools` to
-   `RequestBuilder.build`, which appends them at the END of the tools array, in load order:
-   the bytes of every earlier tool stay put and the cached prefix before them survives.
+4. `RequestBuilder(deferred_tools=..., tool_context=...)` appends the loaded ones at the END of
+   the tools array, in load order (or pass `loaded_deferred_tools(ctx, deferred)` as
+   `extra_tools` to `build`): the bytes of every earlier tool stay put.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from ..tools.base import Tool, ToolContext
+
+DeferredSource = Sequence[Tool] | Callable[[], Sequence[Tool]]
+"""The deferred tools, or a callable returning the current ones (servers come and go)."""
 
 LOADED_DEFERRED_TOOLS_KEY = "queryloop.loaded_deferred_tools"
 """`ToolContext.extras` key: names of deferred tools ToolSearch loaded, in load order."""
@@ -55,9 +58,14 @@ def mark_loaded(ctx: ToolContext, names: Iterable[str]) -> list[str]:
     return new
 
 
-def loaded_deferred_tools(ctx: ToolContext, deferred: Sequence[Tool]) -> list[Tool]:
+def current_deferred(source: DeferredSource) -> list[Tool]:
+    """The deferred tools available now."""
+    return list(source() if callable(source) else source)
+
+
+def loaded_deferred_tools(ctx: ToolContext, deferred: DeferredSource) -> list[Tool]:
     """The loaded deferred tools still available, in load order (pass as `extra_tools`)."""
-    by_name = {t.name: t for t in deferred}
+    by_name = {t.name: t for t in current_deferred(deferred)}
     return [by_name[n] for n in loaded_tool_names(ctx) if n in by_name]
 
 

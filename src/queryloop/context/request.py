@@ -23,8 +23,9 @@ from ..messages.api_types import ApiSystemBlock, ApiTool
 from ..messages.constructors import user_message
 from ..messages.types import Message
 from ..providers.base import ModelRequest
-from ..tools.base import Tool
+from ..tools.base import Tool, ToolContext
 from .cache import CACHE_TTLS, apply_cache_breakpoints
+from .deferred import DeferredSource, loaded_deferred_tools
 from .user_context import prepend_user_context
 
 ToolLike: TypeAlias = Tool | ApiTool | Mapping[str, Any]
@@ -73,6 +74,8 @@ class RequestBuilder:
     `cache_ttl` is "5m" (default), "1h", or None to send no cache_control at all.
     `thinking` is the API's thinking config (for example `{"type": "enabled",
     "budget_tokens": 4000}`); thinking blocks are kept in the history only when it is on.
+    With `deferred_tools` and `tool_context`, the deferred tools ToolSearch has loaded (see
+    `queryloop.context.deferred`) are appended to every request's tools, in load order.
     """
 
     def __init__(
@@ -86,6 +89,8 @@ class RequestBuilder:
         thinking: Mapping[str, Any] | None = None,
         temperature: float | None = None,
         metadata: Mapping[str, Any] | None = None,
+        deferred_tools: DeferredSource = (),
+        tool_context: ToolContext | None = None,
     ) -> None:
         if cache_ttl is not None and cache_ttl not in CACHE_TTLS:
             raise ConfigError(f"cache_ttl must be one of {CACHE_TTLS} or None, got {cache_ttl!r}")
@@ -103,6 +108,8 @@ class RequestBuilder:
         for tool in tools:
             self.schemas.schema(tool)  # serialize now: the session's bytes are fixed here
         self._user_context = dict(user_context or {})
+        self._deferred = deferred_tools
+        self._tool_context = tool_context
 
     @property
     def tool_names(self) -> list[str]:
@@ -125,7 +132,7 @@ class RequestBuilder:
         """The request for the next model call on `messages` (the internal array).
 
         User context goes first, the array is normalized for the API, and the breakpoints are
-        placed on copies. `extra_tools` (loaded deferred tools) follow the session's tools.
+        placed on copies. Loaded deferred tools, then `extra_tools`, follow the session's tools.
         """
         tools = self._tools(extra_tools)
         history = prepend_user_context(messages, self._user_context)
@@ -172,7 +179,12 @@ class RequestBuilder:
     def _tools(self, extra: Sequence[ToolLike]) -> list[ApiTool]:
         tools = [self.schemas.get(name) for name in self._tool_names]
         seen = set(self._tool_names)
-        for tool in extra:
+        loaded = (
+            loaded_deferred_tools(self._tool_context, self._deferred)
+            if self._tool_context is not None
+            else []
+        )
+        for tool in [*loaded, *extra]:
             name = _tool_name(tool)
             if name not in seen:
                 seen.add(name)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...context.deferred import mark_loaded, search_tools
+from ...context.deferred import DeferredSource, current_deferred, mark_loaded, search_tools
 from ..base import BaseTool, Tool, ToolContext, ToolProgress, ToolResult
 
 DESCRIPTION = """Fetches the full definitions of deferred tools so you can call them.
@@ -30,9 +30,6 @@ class ToolSearchInput(BaseModel):
     max_results: int = Field(default=5, ge=1, le=50, description="At most this many tools")
 
 
-DeferredSource = Sequence[Tool] | Callable[[], Sequence[Tool]]
-
-
 class ToolSearchTool(BaseTool[ToolSearchInput]):
     """Search the deferred tools; return and load the matches.
 
@@ -51,8 +48,7 @@ class ToolSearchTool(BaseTool[ToolSearchInput]):
 
     def deferred_tools(self) -> list[Tool]:
         """The deferred tools available now."""
-        source = self._deferred
-        return list(source() if callable(source) else source)
+        return current_deferred(self._deferred)
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         args = ToolSearchInput.model_validate(input)
