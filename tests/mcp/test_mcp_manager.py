@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from queryloop.messages.blocks import ImageBlock, TextBlock
+from queryloop.messages.blocks import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from queryloop.permissions import PermissionChecker, PermissionContext, RuleSet
 from queryloop.tools.base import Tool, ToolContext, ToolResult
+from queryloop.tools.execution import run_tool_call
 from queryloop.tools.mcp import McpManager, McpUnavailable, describe_statuses, tool_name
 from queryloop.tools.mcp_config import McpServerConfig, load_mcp_config
 
@@ -87,8 +89,27 @@ async def test_calls_and_result_conversion(manager: McpManager, tmp_path: Path) 
     assert picture.content[1].source["media_type"] == "image/png"
     unknown = await manager.call_tool("nope", "echo", {})
     assert unknown.is_error and "unavailable" in str(unknown.content)
+    await _through_executor(manager, tmp_path)
     await _call_timeout(manager)
     await _resources(manager)
+
+
+async def _through_executor(manager: McpManager, tmp_path: Path) -> None:
+    """MCP tools go through the real executor and the permission checker like any tool."""
+    block = ToolUseBlock(id="toolu_1", name="mcp__echo__echo", input={"text": "via executor"})
+    ctx = ToolContext(cwd=tmp_path)
+
+    async def result_of(rules: RuleSet) -> ToolResultBlock:
+        checker = PermissionChecker(PermissionContext(rules=rules, home=tmp_path))
+        messages = [m async for m in run_tool_call(block, manager.tools(), ctx, permission=checker)]
+        content = messages[-1].content
+        assert isinstance(content, tuple) and isinstance(content[0], ToolResultBlock)
+        return content[0]
+
+    allowed = await result_of(RuleSet.from_strings(allow=["mcp__echo"]))
+    assert (allowed.content, allowed.is_error) == ("via executor", False)
+    denied = await result_of(RuleSet())
+    assert denied.is_error and "--allowed-tools 'mcp__echo__echo'" in str(denied.content)
 
 
 async def _call_timeout(manager: McpManager) -> None:

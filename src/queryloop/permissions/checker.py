@@ -10,7 +10,7 @@ Order for one call (Claude Code's, with its known gaps closed):
 6. an allow rule (settings, `--allowed-tools`, or remembered this session) matches → allow;
 7. the tool's own check says allow → allow, ask → ask;
 8. a file tool's path lies outside the working folders (symlinks resolved) → ask;
-9. read-only → allow; acceptEdits and a file edit → allow; otherwise → ask.
+9. read-only (MCP tools excepted: their readOnlyHint is only a claim) → allow; acceptEdits and a file edit → allow; otherwise → ask.
 
 "ask" goes to `can_use_tool` (SDK) if given, else to the `ask` handler (the REPL prompt); with
 neither (print mode, headless), an ask is a denial whose message says how to allow the call.
@@ -34,6 +34,12 @@ from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode
 from .rules import MatchContext, PermissionRule, RuleSet
 
 log = logging.getLogger(__name__)
+
+_SUBCOMMAND_TOOLS = frozenset(
+    "git npm pnpm yarn bun cargo go docker kubectl pip pip3 uv poetry make gh brew apt "
+    "dotnet mvn gradle terraform helm conda rustup".split()
+)
+"""Programs whose first argument is a subcommand: suggest `Bash(git diff:*)`, not `Bash(git:*)`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,11 +174,36 @@ class PermissionChecker:
             return PermissionDecision(
                 "ask", f"{call.path} is outside the working folders ({folders})"
             )
-        if read_only:
+        if read_only and name == "Bash" and call.subject:
+            return self._read_only_bash(call, ctx)
+        if read_only and not name.startswith("mcp__"):
+            # An MCP server's readOnlyHint is the server's claim, not ours to trust: it lets a
+            # tool run in plan mode and in parallel, but never without a rule or approval.
             return PermissionDecision("allow")
         if self.context.mode is PermissionMode.ACCEPT_EDITS and name in EDIT_TOOLS:
             return PermissionDecision("allow")
-        return PermissionDecision("ask", f"{_describe(name, call)} needs approval")
+        mode = self.context.mode.value
+        return PermissionDecision("ask", f"no allow rule matches it and {mode} mode asks")
+
+    def _read_only_bash(self, call: _Call, ctx: ToolContext) -> PermissionDecision:
+        """A read-only command still may not read outside the folders or what Read denies.
+
+        `cat ~/.ssh/id_rsa` is read-only; it asks (or is denied by `Read(~/.ssh/**)`) like
+        the Read tool would.
+        """
+        tokens = _path_tokens(call.subject or "")
+        if tokens is None:
+            return PermissionDecision("ask", "the command could not be parsed")
+        for token in tokens:
+            path = ctx.resolve(token)
+            rule = self.context.rules.find("deny", "Read", str(path), call.mc)
+            if rule is not None:
+                return _deny_by_rule("Bash", call, rule)
+            if not paths.is_within(path, ctx.working_dirs):
+                return PermissionDecision(
+                    "ask", f"the command reads {path}, outside the working folders"
+                )
+        return PermissionDecision("allow")
 
     async def _ask(
         self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext, reason: str
@@ -296,7 +327,8 @@ def _suggest_rule(name: str, call: _Call) -> str:
             words = shlex.split(call.subject.splitlines()[0] if call.subject.strip() else "")
         except ValueError:
             words = call.subject.split()
-        keep = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
+        has_sub = len(words) > 1 and words[0] in _SUBCOMMAND_TOOLS and not words[1].startswith("-")
+        keep = words[:2] if has_sub else words[:1]
         return f"Bash({' '.join(keep)}:*)" if keep else "Bash"
     if call.path is not None:
         family = "Edit" if name in EDIT_TOOLS else "Read"
@@ -315,3 +347,14 @@ def _headless_message(name: str, call: _Call, request: PermissionRequest) -> str
         f"{_describe(name, call)} requires approval ({request.reason}), and no one can approve "
         f"it in this non-interactive session; run with {hint}."
     )
+
+
+def _path_tokens(command: str) -> list[str] | None:
+    """Arguments of a command line that look like paths (`/x`, `~/x`, `./x`, `a/b`, `.env`)."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        return None
+    return [
+        w for w in words[1:] if not w.startswith("-") and ("/" in w or w.startswith((".", "~")))
+    ]

@@ -1,0 +1,80 @@
+"""The checker and hooks wired into the real executor and built-in Bash tool: a denial reaches
+the model as an is_error tool_result that says why, and the command never runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from queryloop.hooks import CommandHook, HookMatcher, HookRunner, HooksConfig
+from queryloop.messages.blocks import ToolResultBlock, ToolUseBlock
+from queryloop.messages.types import UserMessage
+from queryloop.permissions import PermissionChecker, PermissionContext, RuleSet
+from queryloop.tools.base import ToolContext
+from queryloop.tools.builtin import BashTool
+from queryloop.tools.execution import run_tool_call
+
+SCRIPTS = Path(__file__).parent.parent / "hooks" / "scripts"
+
+
+async def run_bash(
+    tmp_path: Path, command: str, checker: PermissionChecker, hooks: HookRunner | None = None
+) -> ToolResultBlock:
+    block = ToolUseBlock(id="toolu_1", name="Bash", input={"command": command})
+    ctx = ToolContext(cwd=tmp_path)
+    messages = [
+        m async for m in run_tool_call(block, [BashTool()], ctx, permission=checker, hooks=hooks)
+    ]
+    results = [
+        b
+        for m in messages
+        if isinstance(m, UserMessage) and not isinstance(m.content, str)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    assert len(results) == 1
+    return results[0]
+
+
+async def test_headless_ask_is_an_error_result_and_nothing_runs(tmp_path: Path) -> None:
+    checker = PermissionChecker(PermissionContext(home=tmp_path))
+    result = await run_bash(tmp_path, "touch made", checker)
+    assert result.is_error
+    assert "requires approval" in str(result.content) and "--allowed-tools 'Bash(touch:*)'" in str(
+        result.content
+    )
+    assert not (tmp_path / "made").exists()
+
+
+async def test_allow_rule_runs_and_compound_command_does_not(tmp_path: Path) -> None:
+    rules = RuleSet.from_strings(allow=["Bash(touch:*)"])
+    checker = PermissionChecker(PermissionContext(rules=rules, home=tmp_path))
+    assert not (await run_bash(tmp_path, "touch made", checker)).is_error
+    assert (tmp_path / "made").exists()
+    sneaky = await run_bash(tmp_path, "touch ok $(touch sneaky)", checker)
+    assert sneaky.is_error and not (tmp_path / "sneaky").exists()
+
+
+async def test_deny_rule_message_reaches_the_model(tmp_path: Path) -> None:
+    rules = RuleSet.from_strings(allow=["Bash"], deny=["Bash(rm:*)"], source="settings.json")
+    checker = PermissionChecker(PermissionContext(rules=rules, home=tmp_path))
+    (tmp_path / "keep").write_text("x")
+    result = await run_bash(tmp_path, "ls && rm keep", checker)
+    assert (
+        result.is_error
+        and "Bash(rm:*)" in str(result.content)
+        and "settings.json" in str(result.content)
+    )
+    assert (tmp_path / "keep").exists()
+
+
+async def test_pre_tool_use_hook_blocks_with_its_stderr(tmp_path: Path) -> None:
+    checker = PermissionChecker(
+        PermissionContext(rules=RuleSet.from_strings(allow=["Bash"]), home=tmp_path)
+    )
+    config = HooksConfig.of(
+        PreToolUse=[HookMatcher("Bash", [CommandHook(str(SCRIPTS / "block_exit2.sh"))])]
+    )
+    hooks = HookRunner(config, cwd=tmp_path, session_id="s")
+    result = await run_bash(tmp_path, "touch made", checker, hooks)
+    assert result.is_error and "tests must pass first" in str(result.content)
+    assert not (tmp_path / "made").exists()
