@@ -10,7 +10,9 @@ Order for one call (Claude Code's, with its known gaps closed):
 6. an allow rule (settings, `--allowed-tools`, or remembered this session) matches → allow;
 7. the tool's own check says allow → allow, ask → ask;
 8. a file tool's path lies outside the working folders (symlinks resolved) → ask;
-9. read-only (MCP tools excepted: their readOnlyHint is only a claim) → allow; acceptEdits and a file edit → allow; otherwise → ask.
+9. read-only → allow (not MCP tools: their readOnlyHint is only the server's claim; a
+   read-only Bash command must not name a path outside the folders or under a Read deny);
+   acceptEdits and a file edit inside the folders → allow; otherwise → ask.
 
 "ask" goes to `can_use_tool` (SDK) if given, else to the `ask` handler (the REPL prompt); with
 neither (print mode, headless), an ask is a denial whose message says how to allow the call.
