@@ -331,3 +331,13 @@ async def test_no_stale_diff_after_the_agent_edited_the_file(tmp_path: Path) -> 
     bump(f, "four\n")
     [change] = await get_attachments(None, ctx, history)
     assert "diff" not in change.data and change.data["snippet"] == "four"
+
+
+async def test_a_huge_changed_file_is_named_not_read(tmp_path: Path) -> None:
+    f = tmp_path / "app.log"
+    f.write_text("start\n")
+    tc = ToolContext(cwd=tmp_path)
+    tc.read_files[str(f)] = read_record(f)
+    bump(f, "x" * (600 * 1024))
+    [change] = await get_attachments(None, ctx_for(tmp_path, tool_context=tc), [])
+    assert change.data["too_large"] is True and "snippet" not in change.data

@@ -42,6 +42,8 @@ def render_edited_file(data: Mapping[str, Any]) -> str:
         "was intentional, so take it into account as you proceed (don't revert it unless the "
         "user asks you to). Don't tell the user this, since they are already aware."
     )
+    if data.get("too_large"):
+        return f"{head} It is {data.get('size')} bytes now; Read the parts you need."
     if data.get("diff"):
         return f"{head} Here are the relevant changes:\n{data['diff']}"
     more = "\n... (more lines; Read the file to see them)" if data.get("truncated") else ""

@@ -39,6 +39,7 @@ class FileSnapshot:
 
 
 MAX_DIFF_LINES = 60
+MAX_CHANGED_FILE_BYTES = 512 * 1024
 MAX_SNIPPET_LINES = 40
 PATH_INPUT_KEYS = ("file_path", "path", "notebook_path")
 
@@ -92,15 +93,20 @@ def _changed_file(
     try:
         stat = path.stat()
         version = (stat.st_mtime_ns, stat.st_size)
+        # An mtime older than the last one seen is not announced: with no stored state that
+        # would repeat every turn (the newer read record would keep "winning").
         if version == seen or version[0] < seen[0]:
             return None
+        data: dict[str, Any] = {"path": key, "mtime_ns": version[0], "size": version[1]}
+        if version[1] > MAX_CHANGED_FILE_BYTES:
+            data["too_large"] = True  # a growing log, say: say so, do not read it every turn
+            return Attachment(AttachmentType.EDITED_FILE, data)
         raw = path.read_bytes()
     except FileNotFoundError:
         return None  # deleted files are the tools' business: Read reports them when asked
     if b"\x00" in raw[:8192]:
         return None
     text = raw.decode("utf-8", errors="replace")
-    data: dict[str, Any] = {"path": key, "mtime_ns": version[0], "size": version[1]}
     old = snapshots.get(key)
     if old is not None and (old.mtime_ns, old.size) == seen:
         data["diff"] = _short_diff(old.text, text, key)
