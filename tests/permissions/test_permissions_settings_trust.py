@@ -10,7 +10,7 @@ import pytest
 
 from queryloop.errors import ConfigError
 from queryloop.hooks import HookEvent, HookRunner
-from queryloop.permissions import PermissionMode
+from queryloop.permissions import PermissionContext, PermissionMode
 from queryloop.permissions.rules import MatchContext
 from queryloop.permissions.trust import is_trusted, load_workspace, trust_folder
 from queryloop.settings import load_settings
@@ -215,3 +215,13 @@ def test_trust_folder_refuses_to_overwrite_broken_settings(dirs: tuple[Path, Pat
     with pytest.raises(ConfigError, match="cannot record trust"):
         trust_folder(project, home)
     assert (home / "settings.json").read_text() == "{broken"
+
+
+def test_permission_context_from_settings(dirs: tuple[Path, Path]) -> None:
+    project, home = dirs
+    write(home / "settings.json", {"permissions": {"defaultMode": "plan", "deny": ["Bash"]}})
+    s = load_settings(project, user_home=home, trusted=True)
+    assert PermissionContext.from_settings(s).mode is PermissionMode.PLAN
+    ctx = PermissionContext.from_settings(s, mode="acceptEdits", home=home)
+    assert ctx.mode is PermissionMode.ACCEPT_EDITS and ctx.home == home
+    assert [str(r) for r in ctx.rules.deny] == ["Bash"]

@@ -26,14 +26,17 @@ import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import BaseModel
 
 from ..tools.base import PermissionDecision, Tool, ToolContext
 from . import paths
-from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode
+from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode, parse_mode
 from .rules import MatchContext, PermissionRule, RuleSet
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +100,22 @@ class PermissionContext:
     """Rules the user approved with "always" during this session."""
     home: Path = field(default_factory=Path.home)
     """The home directory `~/` patterns resolve against."""
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        mode: PermissionMode | str | None = None,
+        home: Path | None = None,
+    ) -> PermissionContext:
+        """The context for loaded settings; `mode` (e.g. `--permission-mode`) beats defaultMode."""
+        chosen = parse_mode(mode) if isinstance(mode, str) else mode
+        return cls(
+            mode=chosen or settings.default_mode or PermissionMode.DEFAULT,
+            rules=settings.rules,
+            home=home or Path.home(),
+        )
 
 
 class PermissionChecker:
