@@ -29,6 +29,7 @@ from .reactive import compact_with_retries, reactive_compact, truncate_head_for_
 from .restore import RestoreContext, read_files_from_disk
 from .rounds import round_starts
 from .snip import SnipResult, snip_history
+from .summarizer import provider_summarizer
 from .thresholds import ENV_PCT_OVERRIDE, CompactThresholds
 from .tokens import estimate_tokens, token_count_with_estimation
 
@@ -61,6 +62,7 @@ __all__ = [
     "estimate_tokens",
     "format_summary",
     "microcompact",
+    "provider_summarizer",
     "reactive_compact",
     "read_files_from_disk",
     "round_starts",

@@ -173,12 +173,13 @@ class CompactionPipeline:
     async def preprocess(
         self,
         messages: Sequence[Message],
-        tracking: AutoCompactTracking,
+        tracking: AutoCompactTracking | None,
         *,
         query_source: str = "main",
     ) -> PreprocessResult:
-        """Run budget -> snip -> microcompact -> collapse -> autocompact on `messages`."""
-        tracking = tracking.next_turn()
+        """Run budget -> snip -> microcompact -> collapse -> autocompact on `messages`.
+        `tracking` None (a query's first iteration) starts a fresh tracker."""
+        tracking = (tracking or AutoCompactTracking()).next_turn()
         view, freed = self._cheap_stages(messages)
         view, context_management, freed2 = self._microcompact(view)
         view, freed3 = self._collapse(view)
