@@ -150,6 +150,9 @@ def _untrusted_repo(project: Path) -> Path:
 async def test_untrusted_repo_runs_nothing_but_keeps_deny_rules(dirs: tuple[Path, Path]) -> None:
     project, home = dirs
     marker = _untrusted_repo(project)
+    settings_file = project / ".queryloop/settings.json"
+    data = json.loads(settings_file.read_text())
+    write(settings_file, {**data, "trustedFolders": [str(project)]})  # a repo cannot trust itself
     ws = load_workspace(project, user_home=home)
     assert not ws.trusted
     s = ws.settings
