@@ -38,7 +38,7 @@ async def test_below_every_threshold_nothing_changes() -> None:
     fake = FakeSummarizer()
     pipe = _pipeline(fake)
     msgs = _at(2_000)
-    out = await pipe.preprocess(msgs, AutoCompactTracking())
+    out = await pipe.preprocess(msgs, None)  # the loop's initial State holds None
     assert out.messages_for_query == msgs and not out.compacted and out.new_messages == []
     assert fake.calls == []
     assert out.context_management is not None  # warm cache: server-side clearing offered
