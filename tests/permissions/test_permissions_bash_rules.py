@@ -32,6 +32,10 @@ ALLOW_DIFF = RuleSet.from_strings(allow=["Bash(git diff:*)", "Bash(npm test)"])
         "git diffx",
         "git dif",
         "sudo git diff",
+        "git diff $'\\''\nrm -rf x\necho '",  # ANSI-C quoting hides a newline from naive parsers
+        "git diff # '\nrm x\n'",  # a quote inside a comment is not a quote
+        "git diff >/dev/nullx",
+        "git diff 'unterminated",
     ],
 )
 def test_prefix_allow_rule_refuses_compound_and_hidden_commands(command: str) -> None:

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 _SEPARATORS = ("&&", "||", "|&", ";;", ";", "|", "&", "\n")
-_SAFE_REDIRECT = re.compile(r"^(?:\d?>&\d|\d?>\s*/dev/null|&>\s*/dev/null|\d?<&\d)")
+_SAFE_REDIRECT = re.compile(r"^(?:\d?>&\d|\d?>\s*/dev/null|&>\s*/dev/null|\d?<&\d)(?![\w./-])")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*\s+")
 _WRAPPERS = ("sudo ", "env ", "nohup ", "time ", "exec ", "command ", "builtin ", "nice ")
 
@@ -43,39 +43,57 @@ class _Scanner:
         self.substitutions: list[str] = []
         self.hazards: list[str] = []
         self._current: list[str] = []
+        self._quote = ""
 
     def run(self) -> ShellAnalysis:
-        i, quote, n = 0, "", len(self.line)
+        i, n = 0, len(self.line)
         while i < n:
-            ch = self.line[i]
-            if quote == "'":
-                quote = "" if ch == "'" else quote
-                self._current.append(ch)
-                i += 1
-                continue
-            if ch == "\\" and i + 1 < n:
-                self._current.append(self.line[i : i + 2])
-                i += 2
-                continue
-            if quote == '"':
-                if ch == '"':
-                    quote = ""
-                elif ch == "`" or self.line.startswith("$(", i):
-                    i = self._substitution(i)
-                    continue
-                self._current.append(ch)
-                i += 1
-                continue
-            if ch in "'\"":
-                quote = ch
-                self._current.append(ch)
-                i += 1
-                continue
-            i = self._unquoted(i)
-        if quote:
+            i = self._step(i)
+        if self._quote:
             self.hazards.append("unterminated quote")
         self._flush()
         return ShellAnalysis(tuple(self.commands), tuple(self.substitutions), tuple(self.hazards))
+
+    def _step(self, i: int) -> int:
+        """Consume one position (or a construct starting there); returns the next index."""
+        ch = self.line[i]
+        if self._quote == "'":  # single quotes: everything literal until the next '
+            self._quote = "" if ch == "'" else self._quote
+            self._current.append(ch)
+            return i + 1
+        if ch == "\\" and i + 1 < len(self.line):  # escapes: unquoted, in "…" and in $'…'
+            self._current.append(self.line[i : i + 2])
+            return i + 2
+        if self._quote == "$'":  # ANSI-C quoting: like '…' but \' does not end it
+            self._quote = "" if ch == "'" else self._quote
+            self._current.append(ch)
+            return i + 1
+        if self._quote == '"':
+            if ch == "`" or self.line.startswith("$(", i):
+                return self._substitution(i)
+            self._quote = "" if ch == '"' else self._quote
+            self._current.append(ch)
+            return i + 1
+        return self._open_or_unquoted(i)
+
+    def _open_or_unquoted(self, i: int) -> int:
+        ch = self.line[i]
+        if self.line.startswith("$'", i):
+            self.hazards.append("ANSI-C quoting")
+            self._quote = "$'"
+            self._current.append("$'")
+            return i + 2
+        if ch in "'\"":
+            self._quote = ch
+            self._current.append(ch)
+            return i + 1
+        if ch == "#" and (i == 0 or self.line[i - 1] in " \t\n;&|()"):
+            # A comment hides the rest of its line from the shell, including quote characters
+            # that would otherwise make us see one command where the shell sees several.
+            self.hazards.append("comment")
+            end = self.line.find("\n", i)
+            return len(self.line) if end < 0 else end
+        return self._unquoted(i)
 
     def _unquoted(self, i: int) -> int:
         """Handle one unquoted position; returns the next index (negative: quote opened)."""
