@@ -107,3 +107,25 @@ def test_read_only_allowlist(command: str, safe: bool) -> None:
     parsed = tool.input_model(command=command)
     assert tool.is_concurrency_safe(parsed) is safe and tool.is_read_only(parsed) is safe
     assert tool.permission_subject(parsed) == (command or None)
+
+
+async def test_background_job_holding_the_pipe_does_not_hang(
+    ctx: ToolContext, tmp_path: Path
+) -> None:
+    got = await call(BashTool(), {"command": "sleep 20 & echo $! > bg.pid; echo hi"}, ctx)
+    pid = int((tmp_path / "bg.pid").read_text())
+    try:
+        assert (got.text, got.is_error) == ("hi", False)
+    finally:
+        os.kill(pid, 9)
+
+
+async def test_vanished_cwd_falls_back_to_the_start_folder(
+    ctx: ToolContext, tmp_path: Path
+) -> None:
+    (tmp_path / "gone").mkdir()
+    await call(BashTool(), {"command": "cd gone"}, ctx)
+    (tmp_path / "gone").rmdir()
+    got = await call(BashTool(), {"command": "pwd"}, ctx)
+    assert got.text.startswith(os.path.realpath(tmp_path)) and "no longer exists" in got.text
+    assert ctx.cwd == tmp_path

@@ -301,3 +301,27 @@ async def test_bash_cwd_is_shared_across_calls_through_the_executor(tmp_path: Pa
     ex.add_tool(use("2", "Bash", command="pwd"))
     out = results(await drain(ex))
     assert out[1][1].strip() == os.path.realpath(tmp_path / "sub")
+
+
+async def test_cancelling_the_consumer_cancels_running_tools(tmp_path: Path) -> None:
+    nap = SleepTool("Nap", safe=True)
+    ex = StreamingToolExecutor([nap], ctx_for(tmp_path))
+    ex.add_tool(use("a", "Nap", seconds=30))
+    consumer = asyncio.create_task(drain(ex))
+    await wait_until(lambda: bool(nap.started))
+    consumer.cancel()
+    await asyncio.gather(consumer, return_exceptions=True)
+    await wait_until(lambda: bool(nap.cancelled))
+
+
+class SelfCancelling(SleepTool):
+    async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
+        raise asyncio.CancelledError
+        yield
+
+
+async def test_a_tool_raising_cancelled_error_gets_an_error_result(tmp_path: Path) -> None:
+    ex = StreamingToolExecutor([SelfCancelling("Odd", safe=True)], ctx_for(tmp_path))
+    ex.add_tool(use("a", "Odd"))
+    out = results(await drain(ex))
+    assert out == [("a", "Odd was cancelled unexpectedly", True)]

@@ -267,3 +267,26 @@ def test_builtin_tools_are_fresh_and_named_like_claude_code() -> None:
         assert all("title" not in p for p in schema["properties"].values())
     safe = {t.name for t in first if t.is_concurrency_safe(None)}
     assert safe == {"Glob", "Grep", "LS", "Read"}
+
+
+async def test_edit_keeps_crlf_line_endings(ctx: ToolContext, tmp_path: Path) -> None:
+    f = tmp_path / "win.txt"
+    f.write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    await call(ReadTool(), {"file_path": "win.txt"}, ctx)
+    got = await call(
+        EditTool(),
+        {"file_path": "win.txt", "old_string": "one\ntwo", "new_string": "uno\ndos"},
+        ctx,
+    )
+    assert not got.is_error
+    assert f.read_bytes() == b"uno\r\ndos\r\nthree\r\n"
+
+
+async def test_edit_refuses_non_utf8_clearly(ctx: ToolContext, tmp_path: Path) -> None:
+    f = tmp_path / "latin.txt"
+    f.write_bytes("caf\xe9\n".encode("latin-1"))
+    await call(ReadTool(), {"file_path": "latin.txt"}, ctx)
+    got = await call(
+        EditTool(), {"file_path": "latin.txt", "old_string": "caf", "new_string": "bar"}, ctx
+    )
+    assert got.is_error and "not valid UTF-8" in got.text

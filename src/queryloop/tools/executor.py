@@ -22,9 +22,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..messages.blocks import ToolUseBlock
+from ..messages.blocks import ToolResultBlock, ToolUseBlock
 from ..messages.constructors import INTERRUPTED_FOR_TOOL_USE
-from ..messages.types import Message, ProgressMessage
+from ..messages.types import Message, ProgressMessage, UserMessage
 from .base import PermissionChecker, Tool, ToolContext, ToolHooks
 from .execution import CallOutcome, error_result_message, find_tool, run_tool_call
 
@@ -69,6 +69,12 @@ def is_call_concurrency_safe(block: ToolUseBlock, tools: Sequence[Tool]) -> bool
         return bool(tool.is_concurrency_safe(parsed))
     except Exception:
         return False
+
+
+def _is_result(message: Message) -> bool:
+    if not isinstance(message, UserMessage) or isinstance(message.content, str):
+        return False
+    return any(isinstance(b, ToolResultBlock) for b in message.content)
 
 
 def _cancels_siblings(outcome: CallOutcome) -> bool:
@@ -141,16 +147,28 @@ class StreamingToolExecutor:
         return ready
 
     async def get_remaining_results(self) -> AsyncIterator[Message]:
-        """After the stream ended: wait for every call and yield the rest, in order."""
-        while not self._discarded:
-            self._changed.clear()
-            for message in self.get_completed_results():
-                yield message
-            if all(c.status is CallStatus.YIELDED for c in self._calls):
-                break
-            await self._changed.wait()
-        self._stop_abort_watch()
+        """After the stream ended: wait for every call and yield the rest, in order.
+
+        If the consumer stops early (it was cancelled, or closed this generator), the calls
+        still running are cancelled: tools never outlive the loop that started them.
+        """
+        try:
+            while not self._discarded:
+                self._changed.clear()
+                for message in self.get_completed_results():
+                    yield message
+                if all(c.status is CallStatus.YIELDED for c in self._calls):
+                    break
+                await self._changed.wait()
+        finally:
+            self._cancel_tasks()
+            self._stop_abort_watch()
         await self._drain()
+
+    def _cancel_tasks(self) -> None:
+        for call in self._calls:
+            if call.task is not None and not call.task.done():
+                call.task.cancel()
 
     async def _drain(self) -> None:
         """Wait for cancelled calls to unwind (Bash reaps its killed process group)."""
@@ -162,9 +180,7 @@ class StreamingToolExecutor:
         """The stream failed or fell back: cancel everything; nothing more is yielded."""
         self._discarded = True
         self.discard_reason = reason
-        for call in self._calls:
-            if call.task is not None and not call.task.done():
-                call.task.cancel()
+        self._cancel_tasks()
         self._stop_abort_watch()
         self._changed.set()
 
@@ -203,12 +219,24 @@ class StreamingToolExecutor:
             hooks=self._hooks,
             outcome=call.outcome,
         )
-        async for message in stream:
-            (call.progress if isinstance(message, ProgressMessage) else call.results).append(
-                message
-            )
-            self._changed.set()
+        try:
+            async for message in stream:
+                sink = call.progress if isinstance(message, ProgressMessage) else call.results
+                sink.append(message)
+                self._changed.set()
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if call.status is not CallStatus.RUNNING or (task is not None and task.cancelling()):
+                raise
+            # A tool raised CancelledError on its own: report it instead of hanging the round.
+            self._fail_call(call, f"{call.block.name} was cancelled unexpectedly")
+        except Exception as exc:  # run_tool_call never raises; this guards against bugs
+            self._fail_call(call, f"Error: {type(exc).__name__}: {exc}")
         self._on_finished(call)
+
+    def _fail_call(self, call: _Call, text: str) -> None:
+        if not any(_is_result(m) for m in call.results):
+            call.results.append(error_result_message(call.block.id, text))
 
     def _on_finished(self, call: _Call) -> None:
         start, _ = self.timings[call.block.id]

@@ -73,7 +73,28 @@ def read_for_edit(ctx: ToolContext, path: Path) -> str:
     problem = stale_read_error(ctx, path, "editing")
     if problem:
         raise ToolError(problem)
-    return path.read_text(encoding="utf-8")
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            return f.read()
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{path} is not valid UTF-8 text ({exc.reason} at byte {exc.start}); edit it with "
+            "Bash instead."
+        ) from exc
+
+
+def to_lf(text: str) -> tuple[str, bool]:
+    """(text with LF line endings, whether it used CRLF). Models write LF; files may not."""
+    if "\r\n" in text:
+        return text.replace("\r\n", "\n"), True
+    return text, False
+
+
+def write_text(path: Path, text: str, *, crlf: bool = False) -> None:
+    """Write exactly `text` (LF turned back into CRLF for a CRLF file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.write(text.replace("\n", "\r\n") if crlf else text)
 
 
 def snippet(text: str, offset: int, new_len: int) -> str:

@@ -18,6 +18,7 @@ CAPTURE_BYTES = 512 * 1024
 PIPE_GRACE_S = 0.5
 """How long to wait for output after the shell exited (a background child may hold the pipe)."""
 REAP_TIMEOUT_S = 5.0
+EXIT_POLL_S = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,34 @@ def shell_path() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
+async def _spawn(script: str, cwd: Path, env: Mapping[str, str]) -> asyncio.subprocess.Process:
+    """Start the shell. The process runs before the pipes are connected: if we are
+    cancelled in between, asyncio would kill only the shell, so kill its group instead."""
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            shell_path(),
+            "-c",
+            script,
+            cwd=str(cwd),
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        spawn.add_done_callback(_kill_spawned)
+        raise
+
+
+def _kill_spawned(spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not spawn.cancelled() and spawn.exception() is None:
+        _kill_group(spawn.result())
+
+
 async def run_shell(
     command: str, cwd: Path, env: Mapping[str, str], timeout_s: float
 ) -> ShellOutcome:
@@ -88,17 +117,7 @@ async def run_shell(
     # The EXIT trap records where the shell ended up, even after an explicit `exit`.
     script = f"trap 'pwd -P >| {shlex.quote(cwd_file)} 2>/dev/null' EXIT\n{command}"
     try:
-        proc = await asyncio.create_subprocess_exec(
-            shell_path(),
-            "-c",
-            script,
-            cwd=str(cwd),
-            env=dict(env),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc = await _spawn(script, cwd, env)
         out, err = _Capture(), _Capture()
         readers = [
             asyncio.create_task(_pump(proc.stdout, out)),
@@ -112,6 +131,27 @@ async def run_shell(
             os.unlink(cwd_file)
 
 
+async def _exit_code(proc: asyncio.subprocess.Process) -> None:
+    """Return once the shell itself has exited.
+
+    On Python 3.11 `Process.wait()` also waits for the output pipes to close, which a
+    background child (`server &`) may keep open forever; the return code is set earlier.
+    """
+    waiter = asyncio.ensure_future(proc.wait())
+    try:
+        while proc.returncode is None and not waiter.done():
+            await asyncio.wait({waiter}, timeout=EXIT_POLL_S)
+    finally:
+        waiter.cancel()
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    # No public API closes a finished process's pipes that a background child still holds.
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
 async def _wait(
     proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]], timeout_s: float
 ) -> bool:
@@ -119,17 +159,19 @@ async def _wait(
     timed_out = False
     try:
         try:
-            await asyncio.wait_for(proc.wait(), timeout_s)
+            await asyncio.wait_for(_exit_code(proc), timeout_s)
         except TimeoutError:
             timed_out = True
             _kill_group(proc)
-            await proc.wait()
-        await asyncio.wait(readers, timeout=PIPE_GRACE_S)
+            await _exit_code(proc)
+        _, pending = await asyncio.wait(readers, timeout=PIPE_GRACE_S)
+        if pending:
+            _close_pipes(proc)
     except BaseException:
         # Cancelled (abort, a failed sibling) or broken: never leave the command running.
         _kill_group(proc)
         with contextlib.suppress(BaseException):
-            await asyncio.wait_for(proc.wait(), REAP_TIMEOUT_S)
+            await asyncio.wait_for(_exit_code(proc), REAP_TIMEOUT_S)
         raise
     finally:
         for reader in readers:

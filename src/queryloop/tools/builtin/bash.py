@@ -103,10 +103,14 @@ class BashTool(BaseTool[BashInput]):
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
         env = {**os.environ, **ctx.env, "GIT_PAGER": "cat", "PAGER": "cat"}
+        note = ""
+        if not ctx.cwd.is_dir() and ctx.original_cwd is not None:
+            note = f"The working directory {ctx.cwd} no longer exists; using {ctx.original_cwd}"
+            ctx.cwd = ctx.original_cwd
         started_in = ctx.cwd
         outcome = await run_shell(input.command, ctx.cwd, env, timeout_ms / 1000)
-        note = _follow_cwd(ctx, outcome.final_cwd, started_in)
-        yield _result(outcome, timeout_ms, note)
+        notes = [n for n in (note, _follow_cwd(ctx, outcome.final_cwd, started_in)) if n]
+        yield _result(outcome, timeout_ms, "\n".join(notes))
 
 
 def _follow_cwd(ctx: ToolContext, final_cwd: str | None, started_in: Path) -> str:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from ..base import BaseTool, PermissionDecision, ToolContext, ToolError, ToolProgress, ToolResult
 from ._common import StrictInput, field_of, path_permission, record_read, resolve_path
-from ._edits import Replacement, apply_all, read_for_edit, snippet
+from ._edits import Replacement, apply_all, read_for_edit, snippet, to_lf, write_text
 
 DESCRIPTION = """Performs exact string replacements in a file.
 
@@ -52,24 +52,19 @@ class FileEditTool(BaseTool[Any]):
             return str(exc)
         return None
 
-    def _plan(self, input: Any, ctx: ToolContext) -> tuple[Path, str, int, int]:
-        """(path, new text, offset of the first change, length of the new region)."""
+    def _plan(self, input: Any, ctx: ToolContext) -> tuple[Path, str, int, int, bool]:
+        """(path, new text, offset of the first change, length of the new region, crlf)."""
         path = resolve_path(ctx, input.file_path)
         edits = self.replacements(input)
         creating = not path.exists() and len(edits) >= 1 and edits[0].old_string == ""
-        text = "" if creating else read_for_edit(ctx, path)
+        text, crlf = to_lf("" if creating else read_for_edit(ctx, path))
         new_text, offset = apply_all(text, edits)
         grown = len(new_text) - len(text) + max(len(e.old_string) for e in edits)
-        return path, new_text, offset, max(0, grown)
+        return path, new_text, offset, max(0, grown), crlf
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
-        path, new_text, offset, region = self._plan(input, ctx)
-
-        def write() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(new_text, encoding="utf-8")
-
-        await asyncio.to_thread(write)
+        path, new_text, offset, region, crlf = self._plan(input, ctx)
+        await asyncio.to_thread(write_text, path, new_text, crlf=crlf)
         record_read(ctx, path)
         shown = snippet(new_text, offset, region)
         yield ToolResult(

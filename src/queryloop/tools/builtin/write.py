@@ -17,6 +17,7 @@ from ._common import (
     resolve_path,
     stale_read_error,
 )
+from ._edits import write_text
 
 DESCRIPTION = """Writes a file to the local filesystem, replacing it if it exists.
 
@@ -61,11 +62,7 @@ class WriteTool(BaseTool[WriteInput]):
             yield ToolResult(content=problem, is_error=True)
             return
 
-        def write() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(input.content, encoding="utf-8")
-
-        await asyncio.to_thread(write)
+        await asyncio.to_thread(write_text, path, input.content)
         record_read(ctx, path)
         lines = input.content.count("\n") + (0 if input.content.endswith("\n") else 1)
         verb = "updated" if existed else "created"
