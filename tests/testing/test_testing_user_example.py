@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from queryloop.messages.api_types import ApiTool
 from queryloop.messages.blocks import ToolUseBlock, block_to_api
 from queryloop.providers import AnthropicProvider, ModelRequest, complete
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
@@ -17,7 +18,7 @@ from queryloop.testing.pytest_plugin import messages_server
 
 __all__ = ["messages_server"]
 
-READ_TOOL = {
+READ_TOOL: ApiTool = {
     "name": "Read",
     "description": "Read a file",
     "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}},
@@ -38,7 +39,7 @@ async def run_agent(provider: AnthropicProvider, prompt: str, cwd: Path) -> str:
     while True:
         request = ModelRequest(
             model="claude-sonnet-5-5", max_tokens=1024, messages=messages, tools=[READ_TOOL]
-        )  # type: ignore[list-item]
+        )
         response = await complete(provider, request)
         messages.append(
             {"role": "assistant", "content": [block_to_api(b) for b in response.content]}
