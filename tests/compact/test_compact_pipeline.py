@@ -174,3 +174,22 @@ async def test_every_stage_output_is_valid_over_a_growing_session(tmp_path: Path
         msgs = with_usage(out.messages_for_query, Usage(input_tokens=out.token_count))
     assert (tmp_path / "tool-results").exists()
     assert len(fake.calls) >= 2  # the session really went through several compactions
+
+
+async def test_restoration_budgets_shrink_with_a_small_window(tmp_path: Path) -> None:
+    files = []
+    for n in range(5):
+        path = tmp_path / f"big{n}.py"
+        path.write_text("z" * 40_000)
+        files.append(str(path))
+    fake = FakeSummarizer()
+    restore = RestoreContext(recent_files=files, keep_tail_tokens=20_000)
+    pipe = CompactionPipeline(
+        CompactConfig(**{**SMALL, "restore": restore, "collapse_enabled": False}),  # type: ignore[arg-type]
+        summarize=fake,
+        session_dir=None,
+    )
+    out = await pipe.preprocess(_at(20_000), AutoCompactTracking())
+    assert out.compacted
+    # 5 files of 10k tokens each would not fit a 13k threshold: the budgets are capped.
+    assert out.token_count < pipe.thresholds.autocompact * 0.6

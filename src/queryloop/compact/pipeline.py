@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -276,6 +276,19 @@ class CompactionPipeline:
         target_estimate = estimate_tokens(view) - max(0, count - target)
         return self.collapse.stage(view, target_estimate)
 
+    def restore_context(self) -> RestoreContext:
+        """The configured restoration budgets, capped relative to the threshold so that a
+        compacted history always lands well below it, even for small windows."""
+        base = self.config.restore
+        threshold = self.thresholds.autocompact
+        return replace(
+            base,
+            file_budget_tokens=min(base.file_budget_tokens, threshold // 4),
+            per_file_max_tokens=min(base.per_file_max_tokens, threshold // 10),
+            keep_tail_tokens=min(base.keep_tail_tokens, threshold // 10),
+            user_messages_budget_tokens=min(base.user_messages_budget_tokens, threshold // 20),
+        )
+
     def _should_autocompact(
         self, count: int, tracking: AutoCompactTracking, query_source: str
     ) -> bool:
@@ -291,7 +304,7 @@ class CompactionPipeline:
     ) -> tuple[CompactionResult | None, AutoCompactTracking]:
         try:
             result = await compact_with_retries(
-                view, summarize=self._summarize, restore=self.config.restore, trigger="auto"
+                view, summarize=self._summarize, restore=self.restore_context(), trigger="auto"
             )
         except QueryloopError:
             # The circuit breaker opens after MAX_CONSECUTIVE_FAILURES in a row.
@@ -327,7 +340,7 @@ class CompactionPipeline:
         result = await reactive_compact(
             self.collapse.project(messages),
             summarize=self._summarize,
-            restore=self.config.restore,
+            restore=self.restore_context(),
             error=error,
         )
         if result is not None:
@@ -342,7 +355,7 @@ class CompactionPipeline:
         result = await compact_with_retries(
             self.collapse.project(messages),
             summarize=self._summarize,
-            restore=self.config.restore,
+            restore=self.restore_context(),
             trigger="manual",
             custom_instructions=instructions,
         )
