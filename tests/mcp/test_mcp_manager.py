@@ -51,7 +51,7 @@ async def manager() -> AsyncIterator[McpManager]:
         yield m
 
 
-async def test_tools_statuses_and_instructions(manager: McpManager, tmp_path: Path) -> None:
+async def _statuses_tools_and_instructions(manager: McpManager) -> None:
     status = manager.statuses()
     assert status["echo"].state == "connected" and status["echo"].tool_count == 6
     assert status["broken"].state == "failed"
@@ -76,7 +76,16 @@ async def test_tools_statuses_and_instructions(manager: McpManager, tmp_path: Pa
     assert isinstance(echo, Tool)
 
 
-async def test_calls_and_result_conversion(manager: McpManager, tmp_path: Path) -> None:
+async def test_one_session_with_several_servers(manager: McpManager, tmp_path: Path) -> None:
+    """One manager (server start-up is the slow part): listing, calls, timeouts, resources."""
+    await _statuses_tools_and_instructions(manager)
+    await _calls_and_result_conversion(manager, tmp_path)
+    await _through_executor(manager, tmp_path)
+    await _call_timeout(manager)
+    await _resources(manager)
+
+
+async def _calls_and_result_conversion(manager: McpManager, tmp_path: Path) -> None:
     ctx = ToolContext(cwd=tmp_path)
     tools = {t.name: t for t in manager.tools()}
     ok = await run_tool(tools["mcp__echo__echo"], {"text": "hi", "times": 2}, ctx)
@@ -89,9 +98,6 @@ async def test_calls_and_result_conversion(manager: McpManager, tmp_path: Path) 
     assert picture.content[1].source["media_type"] == "image/png"
     unknown = await manager.call_tool("nope", "echo", {})
     assert unknown.is_error and "unavailable" in str(unknown.content)
-    await _through_executor(manager, tmp_path)
-    await _call_timeout(manager)
-    await _resources(manager)
 
 
 async def _through_executor(manager: McpManager, tmp_path: Path) -> None:
@@ -139,11 +145,12 @@ async def _resources(manager: McpManager) -> None:
         await manager.read_resource("broken", "memo://notes")
 
 
-async def test_clean_shutdown_leaves_no_process() -> None:
-    async with McpManager({"echo": stdio("echo", "echo_server.py")}) as m:
+async def test_clean_shutdown_leaves_no_process(tmp_path: Path) -> None:
+    async with McpManager({"echo": stdio("echo", "echo_server.py")}, cwd=tmp_path) as m:
         result = await m.call_tool("echo", "pid", {})
         pid = int(str(result.content))
         assert _alive(pid)
+        assert Path(f"/proc/{pid}/cwd").resolve() == tmp_path.resolve()  # started in the project
     assert m.statuses()["echo"].state == "closed"
     assert not _alive(pid)
 
@@ -188,6 +195,7 @@ def test_mcp_json_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     broken.write_text('{"mcpServers": {')
     assert "broken.json:1:" in load_mcp_config(broken)[1][0]
     assert tool_name("my.server", "do it") == "mcp__my_server__do_it"
+    assert len(tool_name("s", "x" * 100)) == 64
 
 
 def _free_port() -> int:

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, TextIO, cast
 
 import anyio
@@ -67,14 +68,15 @@ class McpResource:
 def tool_name(server: str, tool: str) -> str:
     """`mcp__<server>__<tool>` with characters the model API rejects replaced by `_`."""
     clean = re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{tool}")
-    return clean[:128]
+    return clean[:64]  # the tool-name limit older API versions and other providers enforce
 
 
 class _Server:
     """One connection, owned by one task from connect to close."""
 
-    def __init__(self, config: McpServerConfig, connect_timeout: float) -> None:
+    def __init__(self, config: McpServerConfig, connect_timeout: float, cwd: Path | None) -> None:
         self.config = config
+        self.cwd = config.cwd or cwd
         self.connect_timeout = connect_timeout
         self.state: ServerState = "pending"
         self.message = ""
@@ -115,7 +117,7 @@ class _Server:
             )
         else:
             params = StdioServerParameters(
-                command=cfg.command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd
+                command=cfg.command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=self.cwd
             )
             read, write = await stack.enter_async_context(stdio_client(params, errlog=self.errlog))
         session = await stack.enter_async_context(ClientSession(read, write))
@@ -176,9 +178,11 @@ class McpManager:
         *,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        cwd: Path | None = None,
     ) -> None:
+        """`cwd`: where stdio servers start unless their config names a `cwd` (the project)."""
         self.call_timeout = call_timeout
-        self._servers = {name: _Server(cfg, connect_timeout) for name, cfg in servers.items()}
+        self._servers = {name: _Server(cfg, connect_timeout, cwd) for name, cfg in servers.items()}
         self._tools: list[McpTool] | None = None
 
     async def __aenter__(self) -> McpManager:
