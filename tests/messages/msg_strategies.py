@@ -227,6 +227,25 @@ def valid_arrays(draw: st.DrawFn, thinking: bool) -> list[Message]:
             if ids:
                 results = tuple(ToolResultBlock(tool_use_id=i, content=f"out {i}") for i in ids)
                 out.append(UserMessage(content=results, uuid=uid(), timestamp="t"))
-    if thinking or draw(st.booleans()):
+    ending = draw(st.sampled_from(["user", "tool_loop", "assistant"]))
+    if ending == "tool_loop":
+        # The request continues an unfinished tool loop (the turn opened with thinking).
+        out.append(UserMessage(content="last prompt", uuid=uid(), timestamp="t"))
+        first: list[Any] = [ThinkingBlock(thinking="go", signature="sig")] if thinking else []
+        out.append(
+            AssistantMessage(
+                content=(*first, ToolUseBlock(id="toolu_end", name="Bash")),
+                uuid=uid(),
+                timestamp="t",
+            )
+        )
+        out.append(
+            UserMessage(
+                content=(ToolResultBlock(tool_use_id="toolu_end", content="x"),),
+                uuid=uid(),
+                timestamp="t",
+            )
+        )
+    elif ending == "user" or thinking:
         out.append(UserMessage(content="next", uuid=uid(), timestamp="t"))
     return out

@@ -100,6 +100,10 @@ def ensure_tool_result_pairing(messages: list[ApiMessage]) -> list[ApiMessage]:
             _append(out, message, "assistant", content)
             pending = ids
             continue
+        if pending and _already_paired(content, pending, results):
+            out.append(message)  # the common case: nothing to repair, nothing to copy
+            pending = []
+            continue
         others = content
         if any(b.get("type") == "tool_result" for b in content):
             others = [b for b in content if b.get("type") != "tool_result"]
@@ -129,3 +133,16 @@ def _results_message(
     content = [results.get(tid) or synthetic_error_result(tid) for tid in ids]
     content.extend(others)
     return {"role": "user", "content": content}
+
+
+def _already_paired(
+    content: list[ApiContentBlock], ids: list[str], results: dict[str, ApiContentBlock]
+) -> bool:
+    """True when `content` starts with exactly the chosen results for `ids`, in order."""
+    n = len(ids)
+    if len(content) < n:
+        return False
+    for block, tid in zip(content, ids, strict=False):
+        if block is not results.get(tid):
+            return False
+    return all(b.get("type") != "tool_result" for b in content[n:])
