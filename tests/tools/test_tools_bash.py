@@ -129,3 +129,13 @@ async def test_vanished_cwd_falls_back_to_the_start_folder(
     got = await call(BashTool(), {"command": "pwd"}, ctx)
     assert got.text.startswith(os.path.realpath(tmp_path)) and "no longer exists" in got.text
     assert ctx.cwd == tmp_path
+
+
+async def test_exit_1_of_grep_means_no_match_not_failure(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n")
+    no_match = await call(BashTool(), {"command": "grep zzz a.txt"}, ctx)
+    assert not no_match.is_error and "Exit code 1" in no_match.text
+    missing = await call(BashTool(), {"command": "grep zzz missing.txt"}, ctx)
+    assert missing.is_error and "Exit code 2" in missing.text
+    chained = await call(BashTool(), {"command": "true && grep zzz a.txt"}, ctx)
+    assert chained.is_error

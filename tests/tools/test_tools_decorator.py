@@ -167,3 +167,24 @@ def test_var_args_are_rejected() -> None:
         @tool
         def anything(*args: int) -> None:
             """Nope."""
+
+
+def test_invalid_tool_names_are_rejected() -> None:
+    with pytest.raises(ValueError, match="Invalid tool name"):
+
+        @tool(name="has space")
+        def spaced() -> str:
+            """Nope."""
+            return ""
+
+
+async def test_sync_callable_returning_a_coroutine_is_awaited(ctx: ToolContext) -> None:
+    class Greeter:
+        __name__ = "greet"
+        __doc__ = "Greet someone."
+
+        async def __call__(self, who: str) -> str:
+            return f"hi {who}"
+
+    got = await call(tool(Greeter()), {"who": "ann"}, ctx)
+    assert got.text == "hi ann"

@@ -39,6 +39,7 @@ _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Params|Returns|Return|Yields|Raises|Examples?|Notes?"
     r"|Attributes)\s*:\s*$"
 )
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _REST_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
 _REST_OTHER = re.compile(r"^\s*:(returns?|rtype|raises?|type)\b")
 _GOOGLE_ARG = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -102,7 +103,9 @@ def build_input_model(
     fn: Callable[..., Any], model_name: str, param_docs: dict[str, str]
 ) -> tuple[type[BaseModel], str | None]:
     """A pydantic model for `fn`'s parameters and the name of its ToolContext parameter."""
-    hints = typing.get_type_hints(fn, include_extras=True)
+    # A callable object's hints live on its __call__.
+    plain = inspect.isfunction(fn) or inspect.ismethod(fn)
+    hints = typing.get_type_hints(fn if plain else type(fn).__call__, include_extras=True)
     fields: dict[str, Any] = {}
     ctx_param: str | None = None
     for name, param in inspect.signature(fn).parameters.items():
@@ -155,10 +158,17 @@ class FunctionTool(BaseTool[BaseModel]):
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
+        if not _TOOL_NAME.fullmatch(self.name):
+            raise ValueError(
+                f"Invalid tool name {self.name!r}: use 1-64 letters, digits, '_' or '-'"
+            )
         prose, docs = parse_docstring(fn.__doc__)
         self.description = description or prose or self.name
         model_name = "".join(p.capitalize() for p in self.name.split("_")) + "Input"
         self.input_model, self._ctx_param = build_input_model(fn, model_name, docs)
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            type(fn).__call__
+        )
         self.read_only = read_only
         self.concurrency_safe = read_only if concurrency_safe is None else concurrency_safe
         if max_result_chars is not None:
@@ -174,10 +184,12 @@ class FunctionTool(BaseTool[BaseModel]):
         if self._ctx_param is not None:
             kwargs[self._ctx_param] = ctx
         try:
-            if inspect.iscoroutinefunction(self.fn):
+            if self._is_async:
                 value = await self.fn(**kwargs)
             else:
                 value = await asyncio.to_thread(self.fn, **kwargs)
+                if inspect.isawaitable(value):  # a callable object with an async __call__
+                    value = await value
         except ToolError as exc:
             value = ToolResult(content=str(exc), is_error=True)
         except Exception as exc:  # reported to the model, never raised into the loop

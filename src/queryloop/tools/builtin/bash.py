@@ -23,6 +23,8 @@ MAX_OUTPUT_CHARS = 30_000
 READ_ONLY_COMMANDS = frozenset({"ls", "cat", "grep", "rg", "find", "head", "tail", "wc", "pwd"})
 READ_ONLY_GIT = frozenset({"status", "diff", "log"})
 SHELL_METACHARS = re.compile(r"[;&|<>$`(){}\n\\*?\[\]!~]")
+COMPOUND = re.compile(r"[;&|\n`]|\$\(")
+EXIT_1_IS_AN_ANSWER = frozenset({"grep", "rg", "diff", "cmp", "test"})
 FIND_WRITERS = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fprint0", "-fls"}
 )
@@ -110,7 +112,7 @@ class BashTool(BaseTool[BashInput]):
         started_in = ctx.cwd
         outcome = await run_shell(input.command, ctx.cwd, env, timeout_ms / 1000)
         notes = [n for n in (note, _follow_cwd(ctx, outcome.final_cwd, started_in)) if n]
-        yield _result(outcome, timeout_ms, "\n".join(notes))
+        yield _result(input.command, outcome, timeout_ms, "\n".join(notes))
 
 
 def _follow_cwd(ctx: ToolContext, final_cwd: str | None, started_in: Path) -> str:
@@ -123,7 +125,18 @@ def _follow_cwd(ctx: ToolContext, final_cwd: str | None, started_in: Path) -> st
     return f"Shell cwd was reset to {ctx.cwd} (it may not leave the working directories)"
 
 
-def _result(outcome: ShellOutcome, timeout_ms: int, note: str) -> ToolResult:
+def is_failure(command: str, exit_code: int | None) -> bool:
+    """A non-zero exit is a failure, except exit 1 of a program that uses it to mean
+    "no match" or "different" (grep, rg, diff, cmp, test) when it is the whole command."""
+    if not exit_code:
+        return False
+    if exit_code == 1 and not COMPOUND.search(command):
+        words = command.split()
+        return not words or words[0] not in EXIT_1_IS_AN_ANSWER
+    return True
+
+
+def _result(command: str, outcome: ShellOutcome, timeout_ms: int, note: str) -> ToolResult:
     parts = [truncate_text(outcome.stdout.rstrip("\n"), MAX_OUTPUT_CHARS)]
     if outcome.stderr.strip():
         parts.append(truncate_text(outcome.stderr.rstrip("\n"), MAX_OUTPUT_CHARS))
@@ -137,6 +150,6 @@ def _result(outcome: ShellOutcome, timeout_ms: int, note: str) -> ToolResult:
     text = "\n".join(p for p in parts if p) or "(Command completed with no output)"
     return ToolResult(
         content=text,
-        is_error=outcome.timed_out or bool(code),
+        is_error=outcome.timed_out or is_failure(command, code),
         data={"exit_code": code, "timed_out": outcome.timed_out},
     )
