@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..messages.blocks import TextBlock
 from ..messages.types import Message
@@ -315,3 +315,10 @@ def tool_response(result: ToolResult) -> Any:
     else:
         text = "\n".join(b.text for b in result.content if isinstance(b, TextBlock))
     return {"content": text, "is_error": result.is_error}
+
+
+if TYPE_CHECKING:  # mypy proves HookRunner satisfies the executor's protocol
+    from ..tools.base import ToolHooks
+
+    def _conforms(runner: HookRunner) -> ToolHooks:
+        return runner

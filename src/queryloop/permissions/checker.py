@@ -379,3 +379,10 @@ def _path_tokens(command: str) -> list[str] | None:
     return [
         w for w in words[1:] if not w.startswith("-") and ("/" in w or w.startswith((".", "~")))
     ]
+
+
+if TYPE_CHECKING:  # mypy proves the checker satisfies the executor's protocol
+    from ..tools import base as _base
+
+    def _conforms(checker: PermissionChecker) -> _base.PermissionChecker:
+        return checker

@@ -20,6 +20,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
+    from .base import Tool
     from .mcp import McpManager
 
 
@@ -88,3 +89,9 @@ def _arguments(input: Any) -> Mapping[str, Any]:
     if isinstance(input, BaseModel):
         return input.model_dump(exclude_unset=True)
     return dict(input) if isinstance(input, Mapping) else {}
+
+
+if TYPE_CHECKING:  # mypy proves McpTool satisfies the Tool protocol
+
+    def _conforms(tool: McpTool) -> Tool:
+        return tool
