@@ -29,6 +29,7 @@ from queryloop.providers.errors import (
     PromptTooLongError,
     ProviderConnectionError,
     ProviderError,
+    ProviderTimeoutError,
     RateLimitError,
     RequestTooLargeError,
     ServerError,
@@ -379,3 +380,14 @@ async def test_betas_use_the_beta_endpoint_with_header(
     assert "context-management-2025-06-27" in recorded.headers.get("anthropic-beta", "")
     assert recorded.body["context_management"] == {"edits": []}
     assert recorded.body["temperature"] == 0.2
+
+
+async def test_read_timeout_is_a_timeout_error(messages_server: MessagesServer) -> None:
+    messages_server.event_delay = 1.0
+    messages_server.script([turn("too slow")])
+    no_retry = RetryPolicy(max_retries=0)
+    async with AnthropicProvider(
+        api_key="k", base_url=messages_server.base_url, retry=no_retry, timeout=0.2
+    ) as p:
+        with pytest.raises(ProviderTimeoutError):
+            await complete(p, _request())

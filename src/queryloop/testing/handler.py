@@ -26,6 +26,7 @@ class Handler(BaseHTTPRequestHandler):
     """Routes: POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions."""
 
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # many small SSE writes: no 40 ms Nagle/delayed-ACK stalls
     server: _HTTPServer
     timeout = 60
 
