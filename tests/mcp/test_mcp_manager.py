@@ -125,7 +125,13 @@ async def _call_timeout(manager: McpManager) -> None:
     assert again.content == "still here"
 
 
-async def test_server_dying_mid_session(manager: McpManager) -> None:
+async def test_server_dying_mid_session(manager: McpManager, tmp_path: Path) -> None:
+    ctx = ToolContext(cwd=tmp_path)
+    ctx.abort.abort("user")  # an interrupted call returns at once with an error result
+    slow = next(t for t in manager.tools() if t.name == "mcp__other__slow")
+    interrupted = await run_tool(slow, {"seconds": 30}, ctx)
+    assert interrupted.is_error and "interrupted" in str(interrupted.content)
+    assert (await manager.call_tool("other", "echo", {"text": "ok"})).content == "ok"
     died = await manager.call_tool("other", "die", {})
     assert died.is_error and "unavailable" in str(died.content)
     assert manager.statuses()["other"].state == "failed"
