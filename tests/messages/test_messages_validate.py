@@ -407,3 +407,24 @@ def test_final_assistant_may_be_empty_or_prefill_without_thinking() -> None:
     assert validate_api_request(body) == []
     _msgs(body)[-1]["content"] = [{"type": "text", "text": "Sure:"}]
     assert validate_api_request(body) == []
+
+
+def test_prefill_with_thinking_on_must_start_with_thinking() -> None:
+    body = real_request()
+    _msgs(body).append(
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "t", "signature": SIG},
+                {"type": "text", "text": "Go"},
+            ],
+        }
+    )
+    body["messages"][2]["content"].pop()  # keep one tool_result-led user turn before it
+    assert validate_api_request(body) == []
+
+
+def test_tool_reference_is_a_valid_tool_result_part() -> None:
+    body = real_request()
+    _block(2, 1, content=[{"type": "tool_reference", "tool_name": "Read"}])(body)
+    assert validate_api_request(body) == []

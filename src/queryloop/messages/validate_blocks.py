@@ -14,7 +14,7 @@ from .violation import Violation
 USER_ONLY = frozenset({"tool_result"})
 ASSISTANT_ONLY = frozenset({"tool_use", "thinking", "redacted_thinking"})
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
-RESULT_PARTS = frozenset({"text", "image", "document", "search_result"})
+RESULT_PARTS = frozenset({"text", "image", "document", "search_result", "tool_reference"})
 IMAGE_MEDIA = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 CACHE_TTLS = frozenset({"5m", "1h"})
 

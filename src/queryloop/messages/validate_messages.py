@@ -233,15 +233,18 @@ def _check_assistant_turns(
     if final.role != "assistant":
         return
     path = f"messages[{final.last_index}]"
-    if thinking_enabled:
+    if thinking_enabled and (
+        not final.blocks or final.blocks[0][1].get("type") not in THINKING_TYPES
+    ):
         out.append(
             Violation(
                 "thinking.prefill",
-                "a final assistant message (prefill) is not allowed with thinking enabled",
+                "with thinking enabled, a final assistant message (prefill) must start "
+                "with a thinking block",
                 path,
             )
         )
-    elif any(b.get("type") in THINKING_TYPES for _, b in final.blocks):
+    elif not thinking_enabled and any(b.get("type") in THINKING_TYPES for _, b in final.blocks):
         out.append(
             Violation(
                 "thinking.disabled_in_final_assistant",
