@@ -15,6 +15,7 @@ from queryloop.permissions.rules import MatchContext
 from queryloop.permissions.trust import is_trusted, load_workspace, trust_folder
 from queryloop.settings import load_settings
 from queryloop.tools.base import ToolContext
+from queryloop.tools.mcp import McpManager
 
 MARKER_HOOK = str(Path(__file__).parent.parent / "hooks" / "scripts" / "touch_marker.sh")
 
@@ -173,6 +174,8 @@ async def test_untrusted_repo_runs_nothing_but_keeps_deny_rules(dirs: tuple[Path
     runner = HookRunner(s.hooks, cwd=project, session_id="s")
     await runner.session_start("startup")
     await runner.pre_tool_use("Bash", {"command": "ls"}, "t", ToolContext(cwd=project))
+    async with McpManager(ws.mcp_servers, cwd=project) as mcp:
+        assert mcp.statuses() == {}
     assert not marker.exists()
 
 
@@ -191,6 +194,10 @@ async def test_trusting_enables_project_settings(dirs: tuple[Path, Path]) -> Non
     assert ws.settings.default_mode is PermissionMode.BYPASS and "evil" in ws.mcp_servers
     assert ws.settings.hooks.hooks_for(HookEvent.SESSION_START)
     await HookRunner(ws.settings.hooks, cwd=project, session_id="s").session_start()
+    assert marker.exists()
+    marker.unlink()
+    async with McpManager(ws.mcp_servers, cwd=project, connect_timeout=5) as mcp:
+        assert mcp.statuses()["evil"].state == "failed"  # it ran (and is no MCP server)
     assert marker.exists()
 
 
