@@ -108,3 +108,14 @@ def test_register_rejects_empty_type_and_pairs_must_match() -> None:
         RenderedAttachment.tool_call(
             ToolUseBlock(id="a", name="Read"), ToolResultBlock(tool_use_id="b")
         )
+
+
+def test_truncated_directory_says_so() -> None:
+    out = render_attachment(
+        attachment_message("directory", path="/s", listing="a", truncated=True), RenderContext()
+    )
+    assert (
+        out is not None
+        and out.text is not None
+        and out.text.endswith("a\n[Listing truncated.]\n</system-reminder>")
+    )

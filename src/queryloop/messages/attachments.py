@@ -120,13 +120,14 @@ def render_text(message: AttachmentMessage, context: RenderContext) -> RenderedA
 def render_directory(
     message: AttachmentMessage, context: RenderContext
 ) -> RenderedAttachment | None:
-    """`directory`: `data.path` and `data.listing` as reminder text."""
+    """`directory`: `data.path`, `data.listing` (and a `truncated` flag) as reminder text."""
     data = message.attachment.data
     path = str(data.get("path", ""))
     listing = data.get("listing", "")
     if not isinstance(listing, str):
         listing = "\n".join(str(item) for item in listing)
-    return RenderedAttachment.reminder(f"Contents of directory {path}:\n{listing}")
+    note = "\n[Listing truncated.]" if data.get("truncated") else ""
+    return RenderedAttachment.reminder(f"Contents of directory {path}:\n{listing}{note}")
 
 
 def render_file(message: AttachmentMessage, context: RenderContext) -> RenderedAttachment | None:
