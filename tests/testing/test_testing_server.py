@@ -163,3 +163,32 @@ async def test_concurrent_requests_and_clean_shutdown() -> None:
     assert model.calls == 8 and len(server.requests) == 8
     names = [t.name for t in threading.enumerate()]
     assert not [n for n in names if "process_request" in n or "serve_forever" in n], names
+
+
+def test_violations_are_recorded_per_request() -> None:
+    orphan = {"type": "tool_result", "tool_use_id": "toolu_missing", "content": "r"}
+    with MessagesServer(["fine", "also answered"]) as server:
+        for content in ("hello", [orphan]):
+            body = {
+                "model": MODEL,
+                "max_tokens": 50,
+                "messages": [{"role": "user", "content": content}],
+            }
+            assert httpx.post(server.base_url + "/v1/messages", json=body).status_code == 200
+    assert server.violations[0] == []
+    assert "tool_result.unknown_id" in {v.rule for v in server.violations[1]}
+
+
+def test_strict_mode_rejects_invalid_requests_like_the_api() -> None:
+    orphan = {"type": "tool_result", "tool_use_id": "toolu_missing", "content": "r"}
+    with MessagesServer(["never used"], strict=True) as server:
+        body = {
+            "model": MODEL,
+            "max_tokens": 50,
+            "messages": [{"role": "user", "content": [orphan]}],
+        }
+        response = httpx.post(server.base_url + "/v1/messages", json=body)
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "invalid_request_error"
+    assert "tool_use" in response.json()["error"]["message"]
+    assert server.model.remaining == 1

@@ -58,7 +58,11 @@ class Handler(BaseHTTPRequestHandler):
             self._anthropic_error(404, "not_found_error", f"no route for POST {path}")
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        self.app.record(path, body, headers, validate=path == "/v1/messages")
+        entry = self.app.record(path, body, headers, validate=path == "/v1/messages")
+        if self.app.strict and entry.violations:
+            first = entry.violations[0]
+            self._anthropic_error(400, "invalid_request_error", f"{first.path}: {first.message}")
+            return
         try:
             route(body)
         except (BrokenPipeError, ConnectionResetError, _Cut):

@@ -54,6 +54,8 @@ class MessagesServer:
         min_cacheable_tokens: the smallest prefix the cache stores; None uses the model table.
         event_delay: seconds between SSE events (slow streaming).
         clock: the cache's clock (inject one to test expiry).
+        strict: answer a request that breaks an API rule with a 400 invalid_request_error,
+            as the real API would (by default it is answered and the violation only recorded).
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class MessagesServer:
         min_cacheable_tokens: int | None = None,
         event_delay: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
+        strict: bool = False,
     ) -> None:
         from .tokens import PromptCache
 
@@ -71,6 +74,7 @@ class MessagesServer:
         self.context_window = context_window
         self.min_cacheable_tokens = min_cacheable_tokens
         self.event_delay = event_delay
+        self.strict = strict
         self.cache = PromptCache(clock)
         self._state = _State()
         self._lock = threading.Lock()
@@ -168,7 +172,7 @@ class MessagesServer:
 
     def record(
         self, path: str, body: dict[str, Any], headers: Mapping[str, str], validate: bool
-    ) -> None:
+    ) -> RecordedRequest:
         """Keep a request (validated when it is a Messages API body)."""
         violations: tuple[Violation, ...] = ()
         if validate:
@@ -179,6 +183,7 @@ class MessagesServer:
         entry = RecordedRequest(path, body, dict(headers), time.monotonic(), violations)
         with self._lock:
             self._state.recorded.append(entry)
+        return entry
 
     def next_fault(self) -> Fault | None:
         """Pop the next queued fault."""
