@@ -1,1 +1,32 @@
-"""queryloop.loop"""
+"""The query loop: a state machine that decides what happens next, and nothing else."""
+
+from .deps import AttachmentSource, Compactor, QueryParams, RequestFactory
+from .events import (
+    LoopEvent,
+    MessageEvent,
+    RequestStart,
+    StreamDelta,
+    TerminalEvent,
+    TransitionEvent,
+)
+from .query import query, query_loop
+from .reasons import Continue, Terminal
+from .state import State
+
+__all__ = [
+    "AttachmentSource",
+    "Compactor",
+    "Continue",
+    "LoopEvent",
+    "MessageEvent",
+    "QueryParams",
+    "RequestFactory",
+    "RequestStart",
+    "State",
+    "StreamDelta",
+    "Terminal",
+    "TerminalEvent",
+    "TransitionEvent",
+    "query",
+    "query_loop",
+]

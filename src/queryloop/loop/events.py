@@ -48,6 +48,8 @@ class TerminalEvent:
     turn: int
     detail: str = ""
     error: BaseException | None = None
+    messages: tuple[Message, ...] = ()
+    """The whole array as the loop left it (after any compaction): the next query's input."""
 
 
 LoopEvent: TypeAlias = RequestStart | StreamDelta | MessageEvent | TransitionEvent | TerminalEvent

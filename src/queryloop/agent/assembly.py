@@ -1,0 +1,260 @@
+"""Build a `Runtime` from `AgentOptions`: one small function per part."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..compact import CompactConfig, CompactionPipeline
+from ..compact.summarizer import provider_summarizer
+from ..context import RequestBuilder, build_system_prompt
+from ..context.deferred import partition_tools
+from ..context.system_context import SessionContext
+from ..context.system_prompt import build_dynamic_suffix
+from ..hooks import HookRunner, HooksConfig
+from ..loop.deps import QueryParams
+from ..permissions import PermissionChecker, PermissionContext, PermissionRequest, parse_mode
+from ..permissions.checker import PermissionAllow
+from ..permissions.trust import Workspace, load_workspace
+from ..providers.base import ModelProvider
+from ..providers.factory import choose_provider, provider_for
+from ..providers.models import ModelInfo, get_model_info
+from ..providers.retry import DEFAULT_RETRY
+from ..session import Transcript, new_session_id, queryloop_home, session_path
+from ..tools import builtin_tools
+from ..tools.base import Tool, ToolContext
+from ..tools.builtin.tool_search import ToolSearchTool
+from ..tools.mcp import McpManager
+from .options import AgentOptions
+from .runtime import Runtime
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+COMPACTION_MAX_TOKENS = 20_000
+
+
+async def assemble(
+    options: AgentOptions, session_id: str | None, *, resumed_from: Path | None = None
+) -> Runtime:
+    """Everything one session needs, wired together."""
+    home = queryloop_home(options.home)
+    workspace = _workspace(options, home)
+    model_name = options.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
+    model_name = model_name or DEFAULT_MODEL
+    provider, model = _provider(options, model_name)
+    info = get_model_info(model)
+    session_id = session_id or new_session_id()
+    transcript = _transcript(options, home, session_id, resumed_from)
+    tool_context = ToolContext(
+        cwd=options.cwd,
+        additional_dirs=list(workspace.settings.additional_directories),
+        session_dir=transcript.path.parent / session_id if transcript else None,
+        env={**workspace.settings.env, **options.env},
+    )
+    runtime_parts: dict[str, Any] = {}
+    mcp = await _start_mcp(workspace, runtime_parts)
+    eager, deferred = _tools(options, mcp)
+    permission = _permission(options, workspace)
+    hooks = _hooks(options, workspace, session_id, transcript, permission)
+    session_context = SessionContext(options.cwd, user_home=home)
+    builder = _request_builder(options, model, eager, deferred, session_context, tool_context)
+    compactor = _compactor(options, info, provider, builder, tool_context)
+    max_tokens = min(options.max_tokens or info.default_output_tokens, info.max_output_tokens)
+    params = QueryParams(
+        provider=provider,
+        model=model,
+        request_builder=builder,
+        tool_context=tool_context,
+        tools=[*eager, *deferred],
+        max_output_tokens=max_tokens,
+        max_output_tokens_ceiling=max(max_tokens, info.max_output_tokens),
+        fallback_model=options.fallback_model,
+        permission=permission,
+        tool_hooks=hooks,
+        stop_hooks=[*options.stop_hooks, hooks.as_stop_hook()],
+        compactor=compactor,
+        max_turns=options.max_turns,
+        token_budget=options.token_budget,
+        session_id=session_id,
+    )
+    runtime = Runtime(
+        options=options,
+        session_id=session_id,
+        home=home,
+        params=params,
+        model_info=info,
+        builder=builder,
+        compactor=compactor,
+        hooks=hooks,
+        transcript=transcript,
+        mcp=mcp,
+        deferred_tools=deferred,
+        user_context_text="\n".join(session_context.user_context().values()),
+        notices=list(workspace.notices),
+    )
+    if mcp is not None:
+        runtime.exit_stack.push_async_callback(mcp.close)
+    if options.provider is None:
+        # We built the provider, so we close its HTTP client; a caller's stays open.
+        close = getattr(provider, "aclose", None)
+        if close is not None:
+            runtime.exit_stack.push_async_callback(close)
+    params_with_attachments = QueryParams(
+        **{**params.__dict__, "attachments": runtime.turn_attachments}
+    )
+    runtime.params = params_with_attachments
+    if transcript is not None and resumed_from is None:
+        transcript.append_meta(model=model, cwd=str(options.cwd))
+    return runtime
+
+
+def _workspace(options: AgentOptions, home: Path) -> Workspace:
+    return load_workspace(
+        options.cwd,
+        user_home=home,
+        trust_override=options.trust,
+        mcp_config_files=[options.mcp_config] if options.mcp_config else (),
+        allowed_tools=options.allowed_tools,
+        disallowed_tools=options.disallowed_tools,
+    )
+
+
+def _provider(options: AgentOptions, model_name: str) -> tuple[ModelProvider, str]:
+    """The provider and the bare model id to send (`ollama:qwen2.5` → `qwen2.5`)."""
+    if options.provider is not None:
+        return options.provider, model_name
+    choice = choose_provider(model_name, base_url=options.base_url)
+    provider = provider_for(
+        model_name, base_url=options.base_url, retry=options.retry or DEFAULT_RETRY
+    )
+    return provider, choice.model or model_name
+
+
+def _transcript(
+    options: AgentOptions, home: Path, session_id: str, resumed_from: Path | None
+) -> Transcript | None:
+    if not options.persist:
+        return None
+    path = resumed_from or session_path(session_id, options.cwd, home)
+    return Transcript(path, session_id)
+
+
+async def _start_mcp(workspace: Workspace, _parts: dict[str, Any]) -> McpManager | None:
+    if not workspace.mcp_servers:
+        return None
+    manager = McpManager(workspace.mcp_servers)
+    await manager.start()
+    return manager
+
+
+def _tools(options: AgentOptions, mcp: McpManager | None) -> tuple[list[Tool], list[Tool]]:
+    """(eager, deferred). MCP tools are deferred behind ToolSearch, so servers coming and
+    going never change the tools array (and never break the prompt cache)."""
+    base: list[Tool] = list(builtin_tools() if options.tools is None else options.tools)
+    base.extend(options.extra_tools)
+    mcp_tools: list[Tool] = list(mcp.tools()) if mcp is not None else []
+    eager, deferred = partition_tools([*base, *mcp_tools])
+    if mcp is not None:
+        eager.append(ToolSearchTool(lambda: deferred))
+    return eager, deferred
+
+
+def _permission(options: AgentOptions, workspace: Workspace) -> PermissionChecker:
+    settings = workspace.settings
+    mode = parse_mode(options.permission_mode or settings.default_mode or "default")
+    context = PermissionContext(mode=mode, rules=settings.rules)
+    ask = _ask_adapter(options) if options.ask_permission is not None else None
+    return PermissionChecker(context, ask=ask, can_use_tool=options.can_use_tool)
+
+
+def _ask_adapter(options: AgentOptions) -> Any:
+    ask = options.ask_permission
+    assert ask is not None
+
+    async def handler(request: PermissionRequest) -> PermissionAllow | bool:
+        answer = await ask(request.tool_name, request.input, request.reason)
+        if answer == "always":
+            return PermissionAllow(remember=True)
+        return bool(answer)
+
+    return handler
+
+
+def _hooks(
+    options: AgentOptions,
+    workspace: Workspace,
+    session_id: str,
+    transcript: Transcript | None,
+    permission: PermissionChecker,
+) -> HookRunner:
+    config = workspace.settings.hooks
+    if options.hooks:
+        config = config.merged(HooksConfig.of(**_as_lists(options.hooks)))
+    return HookRunner(
+        config,
+        cwd=options.cwd,
+        session_id=session_id,
+        transcript_path=transcript.path if transcript else None,
+        env=workspace.settings.env,
+        permission_mode=permission.context.mode.value,
+    )
+
+
+def _as_lists(hooks: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
+    return {event: list(items) for event, items in hooks.items()}
+
+
+def _request_builder(
+    options: AgentOptions,
+    model: str,
+    eager: Sequence[Tool],
+    deferred: Sequence[Tool],
+    session_context: SessionContext,
+    tool_context: ToolContext,
+) -> RequestBuilder:
+    git = session_context.system_context()
+    dynamic = build_dynamic_suffix(
+        cwd=options.cwd,
+        model=model,
+        extra_sections=[f"{key}: {value}" for key, value in git.items() if value],
+    )
+    system = build_system_prompt(
+        attribution=None,
+        static_prefix=options.system_prompt,
+        dynamic_suffix=dynamic,
+        append=options.append_system_prompt,
+    )
+    return RequestBuilder(
+        model=model,
+        system=system,
+        tools=eager,
+        user_context=session_context.user_context(),
+        thinking=options.thinking,
+        deferred_tools=lambda: deferred,
+        tool_context=tool_context,
+    )
+
+
+def _compactor(
+    options: AgentOptions,
+    info: ModelInfo,
+    provider: ModelProvider,
+    builder: RequestBuilder,
+    tool_context: ToolContext,
+) -> CompactionPipeline:
+    def build(messages: Sequence[Any], instruction: str) -> Any:
+        return builder.build_compaction_request(
+            messages, instruction, max_tokens=min(COMPACTION_MAX_TOKENS, info.max_output_tokens)
+        )
+
+    config = CompactConfig(
+        context_window=options.context_window or info.context_window,
+        max_output_tokens=info.max_output_tokens,
+        autocompact_threshold_tokens=options.autocompact_threshold,
+    )
+    return CompactionPipeline(
+        config,
+        summarize=provider_summarizer(provider, build, abort=tool_context.abort),
+        session_dir=tool_context.session_dir,
+    )

@@ -1,0 +1,57 @@
+"""The Agent's options, split from the Agent so setup can be tested on its own."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..hooks.types import StopHook
+from ..providers.base import ModelProvider
+from ..providers.retry import RetryPolicy
+from ..tools.base import Tool
+
+AskPermission = Callable[[str, Mapping[str, Any], str], Awaitable[bool | str]]
+"""Asks a person: (tool name, input, reason) -> True (allow once), "always", or False."""
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Every knob of an Agent. `None` means "use the default / the settings files"."""
+
+    model: str | None = None
+    provider: ModelProvider | None = None
+    base_url: str | None = None
+    """The API endpoint of the provider queryloop builds (default: the SDKs' env vars)."""
+    retry: RetryPolicy | None = None
+    """Retries of the provider queryloop builds (overloads beyond it switch to the fallback)."""
+    tools: Sequence[Tool] | None = None
+    extra_tools: Sequence[Tool] = ()
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    fallback_model: str | None = None
+    hooks: Mapping[str, Sequence[Any]] | None = None
+    stop_hooks: Sequence[StopHook] = ()
+    permission_mode: str | None = None
+    allowed_tools: Sequence[str] = ()
+    disallowed_tools: Sequence[str] = ()
+    can_use_tool: Callable[..., Any] | None = None
+    ask_permission: AskPermission | None = None
+    interactive: bool = False
+    """True when a person can answer permission prompts (the REPL)."""
+    cwd: Path = field(default_factory=Path.cwd)
+    mcp_config: Path | None = None
+    session_id: str | None = None
+    persist: bool = True
+    home: Path | None = None
+    trust: bool | None = None
+    thinking: Mapping[str, Any] | None = None
+    token_budget: int | None = None
+    autocompact_threshold: int | None = None
+    """Tokens at which to compact; None = the model's default threshold."""
+    context_window: int | None = None
+    """Override the model table's context window (e.g. a local model)."""
+    env: Mapping[str, str] = field(default_factory=dict)

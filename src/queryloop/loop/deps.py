@@ -1,0 +1,101 @@
+"""What the loop needs from the rest of queryloop, as small protocols.
+
+The loop composes; these seams keep each collaborator replaceable and testable with fakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..hooks.types import StopHook
+from ..messages.types import AttachmentMessage, Message
+from ..providers.base import ModelProvider, ModelRequest
+from ..providers.errors import PromptTooLongError
+from ..tools.base import PermissionChecker, Tool, ToolContext, ToolHooks
+
+
+class RequestFactory(Protocol):
+    """Builds the API request for a message array (normalization, context, cache markers)."""
+
+    def build(
+        self, messages: Sequence[Message], *, max_tokens: int, model: str | None = None
+    ) -> ModelRequest: ...
+
+
+class PreprocessOutcome(Protocol):
+    """What a compaction preprocess pass returns."""
+
+    @property
+    def messages_for_query(self) -> Sequence[Message]: ...
+    @property
+    def new_messages(self) -> Sequence[Message]: ...
+    @property
+    def tracking(self) -> Any: ...
+    @property
+    def context_management(self) -> Mapping[str, Any] | None: ...
+    @property
+    def compacted(self) -> bool: ...
+
+
+class CompactionOutcome(Protocol):
+    """The result of a (reactive or manual) compaction."""
+
+    @property
+    def messages(self) -> Sequence[Message]: ...
+
+
+class Compactor(Protocol):
+    """The layered compaction pipeline, as the loop drives it."""
+
+    async def preprocess(
+        self, messages: Sequence[Message], tracking: Any, *, query_source: str = "main"
+    ) -> PreprocessOutcome: ...
+
+    def is_at_blocking_limit(self, messages: Sequence[Message]) -> bool: ...
+
+    async def drain_collapses(self) -> bool: ...
+
+    async def reactive(
+        self, messages: Sequence[Message], error: PromptTooLongError | None
+    ) -> CompactionOutcome | None: ...
+
+
+AttachmentSource = Callable[
+    [Sequence[Message], ToolContext], Awaitable[Sequence[AttachmentMessage]]
+]
+"""Returns the attachment messages to add before the next turn (after tool results)."""
+
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+
+
+@dataclass(frozen=True)
+class QueryParams:
+    """Everything one `query()` needs. Built by `Agent`, or by hand for embedding the loop."""
+
+    provider: ModelProvider
+    model: str
+    request_builder: RequestFactory
+    tool_context: ToolContext
+    tools: Sequence[Tool] = ()
+    max_output_tokens: int = 8_192
+    """The output limit of a normal request."""
+    max_output_tokens_ceiling: int = 64_000
+    """What a max_tokens stop escalates to (the model's maximum)."""
+    fallback_model: str | None = None
+    fallback_provider: ModelProvider | None = None
+    """The provider for the fallback model; None means the same provider."""
+    permission: PermissionChecker | None = None
+    tool_hooks: ToolHooks | None = None
+    stop_hooks: Sequence[StopHook] = ()
+    compactor: Compactor | None = None
+    attachments: AttachmentSource | None = None
+    max_turns: int | None = None
+    token_budget: int | None = None
+    max_tool_concurrency: int = 10
+    streaming_tools: bool = True
+    stream_retries: int = 2
+    """How often an interrupted stream is retried before the turn fails."""
+    session_id: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)

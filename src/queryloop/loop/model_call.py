@@ -1,0 +1,237 @@
+"""Phase 3 of an iteration: one model call, streamed, with fallback and stream-retry.
+
+`ModelCall.run()` yields loop events as they happen and leaves its verdict in
+`ModelCall.outcome`. Tool calls are handed to the streaming executor the moment their
+block completes, so tools run while the model is still writing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..messages.blocks import ToolUseBlock
+from ..messages.constructors import system_message, tombstone
+from ..messages.types import AssistantMessage, Message, ProgressMessage, SystemSubtype
+from ..messages.usage import Usage
+from ..providers.base import (
+    BlockComplete,
+    MessageComplete,
+    MessageStart,
+    ModelProvider,
+    ModelRequest,
+)
+from ..providers.errors import OverloadedError, ProviderError, StreamInterruptedError
+from ..tools.executor import StreamingToolExecutor
+from .deps import CONTEXT_MANAGEMENT_BETA, QueryParams
+from .events import LoopEvent, MessageEvent, RequestStart, StreamDelta
+
+
+@dataclass
+class ModelOutcome:
+    """What one model call left behind."""
+
+    model: str
+    assistant_messages: list[AssistantMessage] = field(default_factory=list)
+    tool_uses: list[ToolUseBlock] = field(default_factory=list)
+    stop_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    error: ProviderError | None = None
+    executor: StreamingToolExecutor | None = None
+    early_results: list[Message] = field(default_factory=list)
+    """Tool results that finished while the model was still streaming."""
+
+    @property
+    def needs_follow_up(self) -> bool:
+        """The model asked for tools (and the call did not fail)."""
+        return bool(self.tool_uses) and self.error is None
+
+
+class _Attempt:
+    """Assembles one streamed response into assistant messages, one per content block.
+
+    Every block but the last is emitted as soon as it completes; the last is held until the
+    response ends so that it can carry the stop reason and the final usage.
+    """
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.message_id = ""
+        self.held: AssistantMessage | None = None
+        self.emitted: list[AssistantMessage] = []
+        self.tool_uses: list[ToolUseBlock] = []
+
+    def on_block(self, event: BlockComplete) -> AssistantMessage | None:
+        ready = self.held
+        self.held = AssistantMessage(
+            content=(event.block,), message_id=self.message_id, model=self.model
+        )
+        if ready is not None:
+            self.emitted.append(ready)
+        return ready
+
+    def finish(self, event: MessageComplete) -> AssistantMessage:
+        response = event.response
+        last = self.held or AssistantMessage(content=(), message_id=response.id, model=self.model)
+        final = dataclasses.replace(
+            last, stop_reason=response.stop_reason, usage=response.usage, model=response.model
+        )
+        self.held = None
+        self.emitted.append(final)
+        return final
+
+
+class ModelCall:
+    """Runs the model call of one iteration (see module docstring)."""
+
+    def __init__(
+        self,
+        params: QueryParams,
+        messages: list[Message],
+        *,
+        model: str,
+        max_tokens: int,
+        context_management: Mapping[str, Any] | None,
+        turn: int = 1,
+    ) -> None:
+        self.turn = turn
+        self.params = params
+        self.messages = messages
+        self.model = model
+        self.max_tokens = max_tokens
+        self.context_management = context_management
+        self.outcome = ModelOutcome(model=model)
+
+    def _request(self, model: str) -> ModelRequest:
+        request = self.params.request_builder.build(
+            self.messages, max_tokens=self.max_tokens, model=model
+        )
+        if self.context_management:
+            betas = tuple(dict.fromkeys([*request.betas, CONTEXT_MANAGEMENT_BETA]))
+            request = dataclasses.replace(
+                request, context_management=self.context_management, betas=betas
+            )
+        return request
+
+    def _provider_for(self, model: str) -> ModelProvider:
+        if model == self.params.fallback_model and self.params.fallback_provider is not None:
+            return self.params.fallback_provider
+        return self.params.provider
+
+    def _new_executor(self) -> StreamingToolExecutor | None:
+        if not self.params.streaming_tools:
+            return None
+        return StreamingToolExecutor(
+            self.params.tools,
+            self.params.tool_context,
+            permission=self.params.permission,
+            hooks=self.params.tool_hooks,
+            max_concurrency=self.params.max_tool_concurrency,
+        )
+
+    async def run(self) -> AsyncIterator[LoopEvent]:
+        """Call the model, falling back or retrying a broken stream when that is safe."""
+        model = self.model
+        stream_retries = self.params.stream_retries
+        while True:
+            executor = self._new_executor()
+            attempt = _Attempt(model)
+            yield RequestStart(turn=self.turn, model=model)
+            try:
+                async for event in self._stream(model, attempt, executor):
+                    yield event
+                self._succeed(attempt, executor)
+                return
+            except OverloadedError as error:
+                if not self._can_fall_back(model):
+                    self._fail(attempt, executor, error)
+                    return
+                async for event in self._abandon(attempt, executor, "model fallback"):
+                    yield event
+                notice = system_message(
+                    SystemSubtype.MODEL_FALLBACK,
+                    f"{model} is overloaded; switched to {self.params.fallback_model}",
+                    level="warning",
+                    metadata={"from": model, "to": self.params.fallback_model},
+                )
+                yield MessageEvent(notice)
+                model = self.params.fallback_model or model
+            except StreamInterruptedError as error:
+                if attempt.tool_uses or stream_retries <= 0 or self._aborted():
+                    self._fail(attempt, executor, error)
+                    return
+                stream_retries -= 1
+                async for event in self._abandon(attempt, executor, "stream interrupted"):
+                    yield event
+            except ProviderError as error:
+                self._fail(attempt, executor, error)
+                return
+
+    def _aborted(self) -> bool:
+        return self.params.tool_context.abort.aborted
+
+    def _can_fall_back(self, model: str) -> bool:
+        fallback = self.params.fallback_model
+        return fallback is not None and fallback != model and not self._aborted()
+
+    async def _stream(
+        self, model: str, attempt: _Attempt, executor: StreamingToolExecutor | None
+    ) -> AsyncIterator[LoopEvent]:
+        provider = self._provider_for(model)
+        abort = self.params.tool_context.abort
+        async for event in provider.stream(self._request(model), abort):
+            if isinstance(event, MessageStart):
+                attempt.message_id = event.message_id
+            elif isinstance(event, BlockComplete):
+                if isinstance(event.block, ToolUseBlock):
+                    attempt.tool_uses.append(event.block)
+                    if executor is not None:
+                        executor.add_tool(event.block)
+                ready = attempt.on_block(event)
+                if ready is not None:
+                    yield MessageEvent(ready)
+            elif isinstance(event, MessageComplete):
+                self.outcome.usage = event.response.usage
+                self.outcome.stop_reason = event.response.stop_reason
+                yield StreamDelta(event)
+                yield MessageEvent(attempt.finish(event))
+                continue
+            yield StreamDelta(event)
+            if executor is not None:
+                for message in executor.get_completed_results():
+                    # Progress goes out live; results wait until the assistant message is
+                    # whole, so the array keeps tool_use before tool_result.
+                    if isinstance(message, ProgressMessage):
+                        yield MessageEvent(message)
+                    else:
+                        self.outcome.early_results.append(message)
+            if abort.aborted:
+                return
+
+    def _succeed(self, attempt: _Attempt, executor: StreamingToolExecutor | None) -> None:
+        if attempt.held is not None:
+            # The stream stopped early (abort): keep what completed, without a stop reason.
+            attempt.emitted.append(attempt.held)
+            attempt.held = None
+        self.outcome.model = attempt.model
+        self.outcome.assistant_messages = attempt.emitted
+        self.outcome.tool_uses = attempt.tool_uses
+        self.outcome.executor = executor
+
+    def _fail(
+        self, attempt: _Attempt, executor: StreamingToolExecutor | None, error: ProviderError
+    ) -> None:
+        self._succeed(attempt, executor)
+        self.outcome.error = error
+
+    async def _abandon(
+        self, attempt: _Attempt, executor: StreamingToolExecutor | None, reason: str
+    ) -> AsyncIterator[LoopEvent]:
+        """Void a failed attempt: stop its tools and tombstone what it emitted."""
+        if executor is not None:
+            executor.discard(reason)
+        self.outcome.early_results.clear()
+        for message in attempt.emitted:
+            yield MessageEvent(tombstone(message.uuid, reason))

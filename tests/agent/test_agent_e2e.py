@@ -1,0 +1,165 @@
+"""The Agent end to end: the real loop, real tools and the official SDK against the local
+Messages API server."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from queryloop import Agent, tool
+from queryloop.loop import Continue, Terminal, TransitionEvent
+from queryloop.messages import AssistantMessage
+from queryloop.providers.retry import RetryPolicy
+from queryloop.session import load_transcript
+from queryloop.testing import MessagesServer, overloaded, text, tool_use, turn
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
+    return home
+
+
+def make_agent(server: MessagesServer, cwd: Path, home: Path, **kw: Any) -> Agent:
+    """An Agent on the local server; the provider is built by the Agent (and closed by it)."""
+    fast = RetryPolicy(max_retries=1, base_delay=0.01)
+    return Agent(
+        "claude-sonnet-5-5", base_url=server.base_url, retry=fast, cwd=cwd, home=home, **kw
+    )
+
+
+@pytest.fixture(autouse=True)
+def _server_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+
+
+def assert_no_violations(server: MessagesServer) -> None:
+    assert [v for v in server.violations if v] == []
+
+
+async def test_multi_turn_tool_use_edits_a_real_file(tmp_path: Path, home: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "greet.py").write_text("print('helo')\n")
+    script = [
+        turn(tool_use("Read", {"file_path": "greet.py"})),
+        turn(
+            tool_use("Edit", {"file_path": "greet.py", "old_string": "helo", "new_string": "hello"})
+        ),
+        turn(tool_use("Bash", {"command": "python3 greet.py"})),
+        turn(text("Fixed the typo; it prints hello.")),
+    ]
+    with MessagesServer(script) as server:
+        agent = make_agent(server, project, home, permission_mode="bypassPermissions")
+        result = await agent.run("Fix the typo in greet.py")
+        await agent.aclose()
+    assert result.terminal is Terminal.COMPLETED
+    assert result.text == "Fixed the typo; it prints hello."
+    assert (project / "greet.py").read_text() == "print('hello')\n"
+    assert result.turns == 4
+    assert result.cost_usd > 0
+    bash_result = server.requests[3]["messages"][-1]["content"]
+    assert any("hello" in str(block) for block in bash_result)
+    assert_no_violations(server)
+
+
+async def test_conversation_continues_across_prompts_and_resumes(
+    tmp_path: Path, home: Path
+) -> None:
+    script = [turn(text("first answer")), turn(text("second answer")), turn(text("third"))]
+    with MessagesServer(script) as server:
+        agent = make_agent(server, tmp_path, home)
+        await agent.run("one")
+        await agent.run("two")
+        session_id = agent.session_id
+        await agent.aclose()
+        texts = [
+            b["text"]
+            for m in server.requests[1]["messages"]
+            for b in m["content"]
+            if b["type"] == "text"
+        ]
+        assert "first answer" in texts and "two" in texts
+        resumed = Agent.resume(
+            session_id, "claude-sonnet-5-5", base_url=server.base_url, cwd=tmp_path, home=home
+        )
+        result = await resumed.run("three")
+        await resumed.aclose()
+    assert result.text == "third"
+    third = str(server.requests[2]["messages"])
+    assert "first answer" in third and "second answer" in third
+    assert_no_violations(server)
+
+
+async def test_every_message_is_in_the_transcript_as_created(tmp_path: Path, home: Path) -> None:
+    script = [turn(tool_use("LS", {"path": "."})), turn(text("done"))]
+    with MessagesServer(script) as server:
+        agent = make_agent(server, tmp_path, home)
+        await agent.run("list")
+        path = agent._runtime.transcript.path  # type: ignore[union-attr]
+        await agent.aclose()
+    loaded = load_transcript(path)
+    kinds = [m.type for m in loaded.messages]
+    assert kinds.count("assistant") == 2 and "user" in kinds
+    assert any(isinstance(m, AssistantMessage) and m.usage for m in loaded.messages)
+
+
+async def test_three_safe_tools_overlap_and_start_before_the_stream_ends(
+    tmp_path: Path, home: Path
+) -> None:
+    started: list[float] = []
+
+    @tool(concurrency_safe=True, read_only=True)
+    async def slow_probe(name: str) -> str:
+        """Wait 0.3 s and report.
+
+        Args:
+            name: Which probe.
+        """
+        started.append(asyncio.get_running_loop().time())
+        await asyncio.sleep(0.3)
+        return f"probe {name} ok"
+
+    script = [
+        turn(
+            tool_use("slow_probe", {"name": "a"}),
+            tool_use("slow_probe", {"name": "b"}),
+            tool_use("slow_probe", {"name": "c"}),
+            text("waiting for probes"),
+        ),
+        turn(text("all probes ok")),
+    ]
+    with MessagesServer(script, event_delay=0.02) as server:
+        agent = make_agent(server, tmp_path, home, tools=[slow_probe])
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        ended: list[float] = []
+        async for event in agent.stream("probe"):
+            if isinstance(event, TransitionEvent):
+                ended.append(loop.time())
+        await agent.aclose()
+    assert len(started) == 3
+    # All three ran together: the whole tool phase took far less than 3 x 0.3 s.
+    assert ended[0] - t0 < 0.9 + 0.5
+    assert max(started) - min(started) < 0.3
+    assert_no_violations(server)
+
+
+async def test_fallback_model_after_repeated_overload(tmp_path: Path, home: Path) -> None:
+    script = [turn(text("answer from the fallback"))]
+    with MessagesServer(script) as server:
+        server.inject(overloaded(), overloaded())
+        agent = make_agent(server, tmp_path, home, fallback_model="claude-haiku-5-5")
+        transitions: list[Continue] = []
+        async for event in agent.stream("hello"):
+            if isinstance(event, TransitionEvent):
+                transitions.append(event.reason)
+        await agent.aclose()
+    models = [r["model"] for r in server.requests]
+    assert models[-1] == "claude-haiku-5-5" and models[0] == "claude-sonnet-5-5"
+    assert agent.last_terminal is not None
+    assert agent.last_terminal.reason is Terminal.COMPLETED
