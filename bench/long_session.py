@@ -14,9 +14,10 @@ compaction. It checks and prints:
 A second run gives the server a smaller window than the client believes (a forced
 prompt-too-long) to show recovery by drain and reactive compact.
 
-Run: `.venv/bin/python bench/long_session.py [--turns 80] [--result-tokens 4000]`.
-The driver is a minimal loop (pipeline, model call, tool results, prompt-too-long recovery
-by drain then reactive compact), so the numbers measure compaction alone.
+Run: `.venv/bin/python bench/long_session.py [--turns 80] [--result-tokens 4000]
+[--driver mini|agent]`. The `mini` driver is a minimal loop (pipeline, model call, tool
+results, prompt-too-long recovery by drain then reactive compact), so its numbers measure
+compaction alone; `agent` runs the same session through `queryloop.Agent` and its query loop.
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ class Report:
     prompt_too_long: int = 0
     violations: int = 0
     peak_request_tokens: int = 0
+    """The largest request the server accepted (its own token count)."""
     cache_read_share: float = 0.0
     cost_usd: float = 0.0
     fact_missing: int = 0
@@ -150,7 +152,7 @@ async def run_mini(
             await _drive(pipeline, builder, provider, report, result_tokens)
         finally:
             await provider.aclose()
-        _measure(server.requests, report)
+        _measure(server.requests, report, server_window)
         report.violations = sum(len(v) for v in server.violations)
     return report
 
@@ -211,11 +213,13 @@ def _with(
     return replace(request, context_management=context_management, betas=tuple(betas))
 
 
-def _measure(requests: Sequence[dict[str, Any]], report: Report) -> None:
+def _measure(requests: Sequence[dict[str, Any]], report: Report, server_window: int) -> None:
     report.requests = len(requests)
     for body in requests:
         blob = json.dumps(body["messages"])
-        report.peak_request_tokens = max(report.peak_request_tokens, count_input_tokens(body))
+        size = count_input_tokens(body)
+        if size <= server_window:  # the server refused the larger ones (prompt too long)
+            report.peak_request_tokens = max(report.peak_request_tokens, size)
         if FACT not in blob or "Audit every module" not in blob:
             report.fact_missing += 1
         if COMPACT_MARK in json.dumps(body["messages"][-1]):
@@ -237,6 +241,75 @@ def _latest_result(body: dict[str, Any]) -> str | None:
     return content if isinstance(content, str) else json.dumps(content)
 
 
+async def run_agent(
+    *,
+    turns: int,
+    result_tokens: int,
+    server_window: int,
+    client_window: int,
+    session_dir: Path,
+    collapse: bool = True,
+) -> Report:
+    """Run the session through `queryloop.Agent` (the real query loop). `collapse` is not
+    configurable through the Agent and is ignored."""
+    from queryloop.agent.core import Agent
+    from queryloop.loop.events import MessageEvent, TerminalEvent, TransitionEvent
+    from queryloop.loop.reasons import Continue
+    from queryloop.messages import SystemMessage, SystemSubtype
+    from queryloop.tools.decorator import tool
+
+    del collapse
+    steps = [0]
+
+    @tool
+    def Bash(command: str) -> str:
+        """Run a shell command.
+
+        Args:
+            command: The command to run.
+        """
+        steps[0] += 1
+        return tool_output(steps[0], result_tokens)
+
+    script = Script(turns)
+    report = Report()
+    with MessagesServer(script, context_window=server_window) as server:
+        provider = AnthropicProvider(api_key="test", base_url=server.base_url)
+        agent = Agent(
+            MODEL,
+            provider=provider,
+            tools=[Bash],
+            cwd=session_dir,
+            home=session_dir / "home",
+            permission_mode="bypassPermissions",
+            context_window=client_window,
+        )
+        try:
+            async for event in agent.stream(f"{TASK} {FACT}"):
+                if isinstance(event, TransitionEvent):
+                    report.drains += event.reason is Continue.COLLAPSE_DRAIN_RETRY
+                    report.reactive_compactions += event.reason is Continue.REACTIVE_COMPACT_RETRY
+                elif isinstance(event, MessageEvent):
+                    m = event.message
+                    boundary = (
+                        isinstance(m, SystemMessage)
+                        and m.subtype is SystemSubtype.COMPACT_BOUNDARY
+                        and m.metadata.get("trigger") == "auto"
+                    )
+                    report.compactions += boundary
+                elif isinstance(event, TerminalEvent):
+                    report.terminal = str(event.reason)
+        finally:
+            await agent.aclose()
+            await provider.aclose()
+        report.usage, report.cost_usd = agent.usage, agent.cost_usd
+        report.prompt_too_long = len(server.requests) - script.model_turns
+        report.prompt_too_long -= script.compaction_requests
+        _measure(server.requests, report, server_window)
+        report.violations = sum(len(v) for v in server.violations)
+    return report
+
+
 def _print(title: str, report: Report) -> None:
     print(f"== {title}")
     for key, value in vars(report).items():
@@ -251,17 +324,21 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=80)
     parser.add_argument("--result-tokens", type=int, default=4_000)
+    parser.add_argument("--driver", choices=["mini", "agent"], default="mini")
     args = parser.parse_args()
+    run = run_agent if args.driver == "agent" else run_mini
     scenarios = [
         ("all stages (collapse on), 200k window", 200_000, True),
         ("collapse off: autocompact, 200k window", 200_000, False),
         ("collapse on, server window 120k, client believes 200k", 120_000, True),
         ("collapse off, server window 120k, client believes 200k", 120_000, False),
     ]
-    head = f"{args.turns} turns, ~{args.result_tokens} tokens per tool result"
+    if args.driver == "agent":
+        scenarios = [s for s in scenarios if s[2]]  # the Agent always runs every stage
+    head = f"{args.driver}: {args.turns} turns, ~{args.result_tokens} tokens per tool result"
     with tempfile.TemporaryDirectory() as tmp:
         for title, server_window, collapse in scenarios:
-            report = await run_mini(
+            report = await run(
                 turns=args.turns,
                 result_tokens=args.result_tokens,
                 server_window=server_window,
