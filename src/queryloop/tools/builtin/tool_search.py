@@ -39,7 +39,7 @@ class ToolSearchTool(BaseTool[ToolSearchInput]):
 
     name = "ToolSearch"
     description = DESCRIPTION
-    input_model = ToolSearchInput
+    input_model: type[BaseModel] = ToolSearchInput
     read_only = True
     concurrency_safe = True
 
