@@ -182,3 +182,36 @@ async def test_stream_cut_mid_tool_call_is_interrupted(
     with pytest.raises(StreamInterruptedError):
         await complete(provider, _conversation())
     assert len(messages_server.requests) == 1
+
+
+def test_chunk_assembler_reasoning_and_unnamed_calls() -> None:
+    from queryloop.messages.blocks import ThinkingBlock
+    from queryloop.providers.openai_translate import OpenAIChunkAssembler
+
+    def chunk(delta: dict[str, object], finish: str | None = None) -> dict[str, object]:
+        return {
+            "id": "c1",
+            "model": "qwen3",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    asm = OpenAIChunkAssembler()
+    events = asm.feed(chunk({"role": "assistant", "reasoning_content": "think "}))
+    events += asm.feed(chunk({"reasoning_content": "more"}))
+    events += asm.feed(chunk({"content": "Answer."}))
+    events += asm.feed(
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "LS", "arguments": '{"pa'}}]})
+    )
+    events += asm.feed(
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": 'th": "."}'}}]}, "stop")
+    )
+    events += asm.feed(
+        {"id": "c1", "choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 4}}
+    )
+    events += asm.finish()
+    blocks = [e.block for e in events if isinstance(e, BlockComplete)]
+    assert blocks[:2] == [ThinkingBlock("think more"), TextBlock("Answer.")]
+    assert isinstance(blocks[2], ToolUseBlock) and blocks[2].input == {"path": "."} and blocks[2].id
+    response = events[-1].response  # type: ignore[union-attr]
+    assert response.stop_reason == "tool_use"  # "stop" after a tool call still means tool_use
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (9, 4)

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages.blocks import AssistantContentBlock, TextBlock, ToolUseBlock
+from ..messages.blocks import AssistantContentBlock, TextBlock, ThinkingBlock, ToolUseBlock
 from ..messages.usage import Usage
 from .base import (
     BlockComplete,
@@ -31,6 +31,7 @@ from .base import (
     ModelResponse,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
 )
 from .errors import StreamInterruptedError
 
@@ -187,6 +188,8 @@ class OpenAIChunkAssembler:
         self._next_index = 0
         self._text_index: int | None = None
         self._text: list[str] = []
+        self._thinking_index: int | None = None
+        self._thinking: list[str] = []
         self._calls: dict[int, _Call] = {}  # OpenAI tool-call index -> open call
         self._done: dict[int, AssistantContentBlock] = {}
         self._finish: str | None = None
@@ -220,8 +223,18 @@ class OpenAIChunkAssembler:
 
     def _delta(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
         out: list[StreamEvent] = []
+        # Local reasoning models (vLLM, Ollama, DeepSeek-style servers) stream their thinking
+        # as `reasoning_content` or `reasoning`; it becomes an unsigned thinking block.
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            if self._thinking_index is None:
+                self._thinking_index = self._take_index()
+                out.append(BlockStart(self._thinking_index, "thinking"))
+            self._thinking.append(str(reasoning))
+            out.append(ThinkingDelta(self._thinking_index, str(reasoning)))
         content = delta.get("content")
         if content:
+            out.extend(self._close_thinking())
             if self._text_index is None:
                 self._text_index = self._take_index()
                 out.append(BlockStart(self._text_index, "text"))
@@ -256,8 +269,16 @@ class OpenAIChunkAssembler:
         self._next_index += 1
         return index
 
+    def _close_thinking(self) -> list[StreamEvent]:
+        if self._thinking_index is None:
+            return []
+        block = ThinkingBlock("".join(self._thinking))
+        index, self._thinking_index, self._thinking = self._thinking_index, None, []
+        self._done[index] = block
+        return [BlockComplete(index, block)]
+
     def _close_all(self) -> list[StreamEvent]:
-        out: list[StreamEvent] = []
+        out = self._close_thinking()
         if self._text_index is not None:
             block = TextBlock("".join(self._text))
             self._done[self._text_index] = block
