@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _SEPARATORS = ("&&", "||", "|&", ";;", ";", "|", "&", "\n")
 _SAFE_REDIRECT = re.compile(r"^(?:\d?>&\d|\d?>\s*/dev/null|&>\s*/dev/null|\d?<&\d)(?![\w./-])")
@@ -159,13 +160,18 @@ class _Scanner:
         self._current = []
 
 
+@lru_cache(maxsize=256)
 def analyze(command: str) -> ShellAnalysis:
-    """Split `command` into simple commands and list what makes prefix matching unsafe."""
+    """Split `command` into simple commands and list what makes prefix matching unsafe.
+
+    Cached: one call is checked against every rule, and the result is immutable.
+    """
     scanner = _Scanner(command)
     return scanner.run()
 
 
-def deny_candidates(command: str) -> list[str]:
+@lru_cache(maxsize=256)
+def deny_candidates(command: str) -> tuple[str, ...]:
     """Every form of every simple command a deny/ask rule should be tested against.
 
     Includes the whole line, each simple command, the commands inside substitutions, and each
@@ -183,7 +189,7 @@ def deny_candidates(command: str) -> list[str]:
                     seen.append(form)
         pending.extend(analysis.substitutions)
         depth += 1
-    return seen
+    return tuple(seen)
 
 
 def _stripped_forms(part: str) -> list[str]:
