@@ -7,6 +7,7 @@ import pytest
 from queryloop.errors import ConfigError
 from queryloop.providers import (
     AnthropicProvider,
+    ModelProvider,
     OpenAICompatProvider,
     choose_provider,
     provider_for,
@@ -62,6 +63,7 @@ async def test_provider_for_builds_the_provider() -> None:
         "claude-haiku-4-5", base_url="http://127.0.0.1:9", api_key="k", env={}
     )
     assert isinstance(anthropic_provider, AnthropicProvider)
+    assert isinstance(anthropic_provider, ModelProvider)
     await anthropic_provider.aclose()
     openai_provider = provider_for("ollama:qwen2.5", env={})
     assert isinstance(openai_provider, OpenAICompatProvider)

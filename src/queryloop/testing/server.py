@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import Any
 
 from ..messages.validate import Violation, validate_api_request
-from .script import Fault, ScriptedModel, ScriptExhaustedError, TurnSource, as_model
+from .script import Fault, ScriptedModel, ScriptExhaustedError, Turn, TurnSource, as_model
 
 DEFAULT_MIN_CACHEABLE = 1024
 
@@ -190,7 +190,7 @@ class MessagesServer:
         with self._lock:
             return self._state.faults.popleft() if self._state.faults else None
 
-    def next_turn(self, body: dict[str, Any]) -> Any:
+    def next_turn(self, body: dict[str, Any]) -> Turn:
         """Ask the scripted model; a script overrun is recorded and re-raised."""
         try:
             return self.model.next_turn(body)
