@@ -246,6 +246,10 @@ async def test_read_only_bash_cannot_read_secrets_or_outside(project: Path, home
     bash = FakeReadOnlyBash()
     assert await decide(ch, bash, project, command="cat src/a.py") == "allow"
     assert await decide(ch, bash, project, command="cat .env") == "deny"
+    assert await decide(ch, bash, project, command="cat src/../.env") == "deny"
+    star = checker(home, deny=["Read(*.env)"])
+    assert await decide(star, bash, project, command="grep -n KEY prod.env") == "deny"
+    assert await decide(star, bash, project, command="grep -n KEY src/a.py") == "allow"
     assert await decide(ch, bash, project, command=f"cat {home}/.ssh/id_rsa") == "deny"
     assert (
         await decide(ch, bash, project, command="cat ../outside.txt") == "deny"

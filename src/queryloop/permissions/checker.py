@@ -371,14 +371,16 @@ def _headless_message(name: str, call: _Call, request: PermissionRequest) -> str
 
 
 def _path_tokens(command: str) -> list[str] | None:
-    """Arguments of a command line that look like paths (`/x`, `~/x`, `./x`, `a/b`, `.env`)."""
+    """Every non-option argument, taken as a possible path (None: the line does not parse).
+
+    Over-inclusive on purpose: a pattern argument resolves inside the folder and is harmless,
+    while missing `cat secrets.env` would let it past `Read(*.env)`.
+    """
     try:
         words = shlex.split(command, comments=True)
     except ValueError:
         return None
-    return [
-        w for w in words[1:] if not w.startswith("-") and ("/" in w or w.startswith((".", "~")))
-    ]
+    return [w for w in words[1:] if not w.startswith("-")]
 
 
 if TYPE_CHECKING:  # mypy proves the checker satisfies the executor's protocol
