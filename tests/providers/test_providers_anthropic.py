@@ -391,3 +391,11 @@ async def test_read_timeout_is_a_timeout_error(messages_server: MessagesServer) 
     ) as p:
         with pytest.raises(ProviderTimeoutError):
             await complete(p, _request())
+
+
+async def test_count_tokens(messages_server: MessagesServer, provider: AnthropicProvider) -> None:
+    from queryloop.testing import count_input_tokens
+
+    request = _request("count these words please")
+    assert await provider.count_tokens(request) == count_input_tokens(request.to_body())
+    assert messages_server.recorded[0].path == "/v1/messages/count_tokens"

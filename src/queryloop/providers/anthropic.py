@@ -82,6 +82,20 @@ class AnthropicProvider:
         """Stream `request`'s response as canonical events (see `ModelProvider`)."""
         return retrying_stream(lambda: self._attempt(request, abort), self.retry, abort)
 
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The API's exact input-token count for `request` (POST /v1/messages/count_tokens)."""
+        body = request.to_body()
+        body.pop("max_tokens", None)
+        body.pop("temperature", None)
+        body.pop("stop_sequences", None)
+        body.pop("metadata", None)
+        count = self._client.messages.count_tokens
+        try:
+            result = await count(**split_sdk_kwargs(count, body))
+        except anthropic.AnthropicError as exc:
+            raise map_anthropic_error(exc) from exc
+        return int(result.input_tokens)
+
     # -- one attempt --------------------------------------------------------------------------
 
     async def _attempt(
