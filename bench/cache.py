@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
+import json
 import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -86,6 +88,10 @@ class SessionReport:
     connect_at: int | None = None
     load_at: int | None = None
     violations: int = 0
+    tools_changes: int = 0
+    """Requests whose tools array differs (as JSON) from the request before."""
+    system_changes: int = 0
+    """Requests whose system blocks differ (as JSON) from the request before."""
 
     @property
     def total(self) -> Usage:
@@ -146,8 +152,16 @@ async def run_session(
         make_project(root, turns)
         async with AnthropicProvider(api_key="test", base_url=server.base_url) as provider:
             await _drive(root, provider, report, turns, cache_ttl)
-        report.violations = sum(len(v) for v in server.violations)
+        _record_server(report, server)
     return report
+
+
+def _record_server(report: SessionReport, server: MessagesServer) -> None:
+    report.violations = sum(len(v) for v in server.violations)
+    bodies = server.requests
+    for key, attr in (("tools", "tools_changes"), ("system", "system_changes")):
+        dumps = [json.dumps(b.get(key)) for b in bodies]
+        setattr(report, attr, sum(a != b for a, b in itertools.pairwise(dumps)))
 
 
 async def _drive(
@@ -196,6 +210,41 @@ async def _drive(
                         messages.append(m)
 
 
+async def run_agent_session(*, turns: int = 30, model: str = "claude-sonnet-4-6") -> SessionReport:
+    """The plain session through `queryloop.Agent`: the real query loop, built-in tools,
+    attachments, compaction checks and request building, all as a user would run them."""
+    from queryloop import Agent
+
+    report = SessionReport(model=model)
+    with tempfile.TemporaryDirectory() as tmp, MessagesServer(script(turns, None)) as server:
+        root = Path(tmp) / "project"
+        root.mkdir()
+        make_project(root, turns)
+        provider = AnthropicProvider(api_key="test", base_url=server.base_url)
+        async with (
+            provider,
+            Agent(
+                model, provider=provider, cwd=root, home=Path(tmp) / "home", persist=False
+            ) as agent,
+        ):
+            result = await agent.run(PROMPT)
+        if result.is_error:
+            raise RuntimeError(f"the agent stopped early: {result.terminal} {result.detail}")
+        report.usages = [
+            m.usage for m in result.messages if isinstance(m, AssistantMessage) and m.usage
+        ]
+        _record_server(report, server)
+    return report
+
+
+def uncached_cost(r: SessionReport) -> float:
+    """What the same requests cost without caching (every prompt token at the input price)."""
+    t = r.total
+    return cost_usd(
+        Usage(input_tokens=t.total_input_tokens, output_tokens=t.output_tokens), r.model
+    )
+
+
 def _line(label: str, r: SessionReport) -> str:
     t = r.total
     return (
@@ -217,7 +266,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--model", default="claude-sonnet-4-6")
+    parser.add_argument("--driver", choices=("builder", "agent"), default="builder")
     args = parser.parse_args()
+    if args.driver == "agent":
+        await agent_main(args.turns, args.model)
+        return
     n, mid = args.turns, args.turns // 2
     runs = {
         "plain": {},
@@ -233,7 +286,10 @@ async def main() -> None:
         print(f"{name}:")
         print(_line("cached", cached))
         print(_line("uncached", uncached))
-        print(f"  saving {1 - cached.cost / uncached.cost:.1%} of the uncached cost")
+        print(
+            f"  saving {1 - cached.cost / uncached.cost:.1%} of the uncached cost; tools/system "
+            f"changed {cached.tools_changes}/{cached.system_changes} times"
+        )
         if cached.connect_at is not None:
             c = cached.connect_at
             print(_request(cached, c - 1, "before MCP connect"))
@@ -244,6 +300,19 @@ async def main() -> None:
             print(_request(cached, ld + 1, "first with the loaded tool"))
             print(_request(cached, ld + 2, "next"))
     print(f"API-rule violations in all requests: {violations}")
+
+
+async def agent_main(turns: int, model: str) -> None:
+    """The plain session through queryloop.Agent (it cannot connect MCP servers mid-session)."""
+    r = await run_agent_session(turns=turns, model=model)
+    print(f"{turns}-turn tool-use session through queryloop.Agent, model {model}")
+    print(_line("agent", r))
+    uncached = uncached_cost(r)
+    print(f"  same requests uncached: ${uncached:.4f}; saving {1 - r.cost / uncached:.1%}")
+    print(
+        f"  requests {len(r.usages)}; tools/system changed between requests "
+        f"{r.tools_changes}/{r.system_changes} times; API-rule violations {r.violations}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Cache figures over whole sessions, against queryloop.testing's prompt-cache simulation.
 
-Drives bench/cache.py's scripted session (real HTTP, AnthropicProvider, the real Read tool,
-RequestBuilder and attachments every turn).
+Drives bench/cache.py's scripted sessions: through `queryloop.Agent` (the real query loop), and
+through a request-level driver (RequestBuilder + attachments every turn) that can connect an
+MCP server mid-session, which the Agent cannot do. Real HTTP, AnthropicProvider, the real Read
+tool.
 """
 
 from __future__ import annotations
@@ -23,7 +25,17 @@ def load_bench() -> ModuleType:
     return module
 
 
-async def test_a_30_turn_session_reads_at_least_90_percent_from_cache() -> None:
+async def test_a_30_turn_agent_session_reads_at_least_90_percent_from_cache() -> None:
+    bench = load_bench()
+    report = await bench.run_agent_session(turns=30)
+    assert len(report.usages) == 30
+    assert report.violations == 0
+    assert report.tools_changes == 0 and report.system_changes == 0
+    assert report.read_share >= 0.90
+    assert report.cost < bench.uncached_cost(report) / 3
+
+
+async def test_a_30_turn_builder_session_reads_at_least_90_percent_from_cache() -> None:
     bench = load_bench()
     cached = await bench.run_session(turns=30)
     uncached = await bench.run_session(turns=30, cache_ttl=None)
@@ -42,6 +54,7 @@ async def test_mcp_server_connecting_mid_session_keeps_the_cached_prefix() -> No
     prefix_before = before.cache_read_input_tokens + before.cache_creation_input_tokens
     assert at.cache_read_input_tokens == prefix_before
     assert at.input_tokens == 0
+    assert report.tools_changes == 0 and report.system_changes == 0
     assert report.violations == 0
 
 
@@ -51,4 +64,5 @@ async def test_loading_a_deferred_tool_rewrites_the_prefix_once() -> None:
     first_with_tool, next_one = report.usages[11], report.usages[12]
     assert first_with_tool.cache_read_input_tokens == 0  # tools lead the prefix: one rewrite
     assert next_one.cache_read_input_tokens == first_with_tool.cache_creation_input_tokens
+    assert report.tools_changes == 1 and report.system_changes == 0
     assert report.violations == 0
