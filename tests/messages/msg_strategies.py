@@ -36,42 +36,50 @@ texts = st.sampled_from(["hello", "", " ", "\n\t", "ok ", "  padded  ", "done.",
 tool_ids = st.sampled_from(TOOL_IDS)
 
 
+# Prebuilt pieces keep generation cheap: one draw picks a whole piece.
+PARTS = [TextBlock(text="part"), TextBlock(text=""), TextBlock(text=" \n"), IMAGE]
+RESULT_CONTENTS: list[Any] = [
+    "out",
+    "",
+    " ",
+    (),
+    (PARTS[0],),
+    (PARTS[1], PARTS[3]),
+    (PARTS[2],),
+    (PARTS[3], PARTS[0]),
+]
+THINKING = [
+    ThinkingBlock(thinking="hmm", signature="sig"),
+    ThinkingBlock(thinking="hmm", signature=""),
+    RedactedThinkingBlock(data="enc"),
+]
+LATE_THINKING = [
+    ThinkingBlock(thinking="late", signature=""),
+    ThinkingBlock(thinking="late", signature="s"),
+]
+
+
 @st.composite
 def assistant_blocks(draw: st.DrawFn) -> list[Any]:
     """Blocks of one model response, thinking first when present (as the API sends them)."""
-    blocks: list[Any] = []
-    for _ in range(draw(st.integers(0, 2))):
-        kind = draw(st.sampled_from(["signed", "unsigned", "redacted"]))
-        if kind == "redacted":
-            blocks.append(RedactedThinkingBlock(data="enc"))
-        else:
-            blocks.append(
-                ThinkingBlock(thinking="hmm", signature="sig" if kind == "signed" else "")
-            )
+    blocks: list[Any] = [draw(st.sampled_from(THINKING)) for _ in range(draw(st.integers(0, 2)))]
     for _ in range(draw(st.integers(0, 3))):
-        if draw(st.booleans()):
-            blocks.append(TextBlock(text=draw(texts)))
-        else:
+        choice = draw(st.integers(0, len(TOOL_IDS) + 1))
+        if choice < len(TOOL_IDS):
+            tid = TOOL_IDS[choice]
             blocks.append(
-                ToolUseBlock(
-                    id=draw(tool_ids), name=draw(st.sampled_from(["Read", "Bash"])), input={"a": 1}
-                )
+                ToolUseBlock(id=tid, name="Read" if choice % 2 else "Bash", input={"a": 1})
             )
-    if draw(st.booleans()) and blocks:
+        else:
+            blocks.append(TextBlock(text=draw(texts)))
+    if blocks and draw(st.booleans()):
         # An interleaved-thinking or interrupted response: thinking after other blocks.
-        blocks.append(ThinkingBlock(thinking="late", signature=draw(st.sampled_from(["", "s"]))))
+        blocks.append(draw(st.sampled_from(LATE_THINKING)))
     return blocks
 
 
 def _result(draw: st.DrawFn) -> ToolResultBlock:
-    content: Any = draw(
-        st.one_of(
-            texts,
-            st.lists(st.one_of(st.builds(TextBlock, text=texts), st.just(IMAGE)), max_size=2).map(
-                tuple
-            ),
-        )
-    )
+    content = draw(st.sampled_from(RESULT_CONTENTS))
     return ToolResultBlock(
         tool_use_id=draw(tool_ids), content=content, is_error=draw(st.booleans())
     )
@@ -103,9 +111,7 @@ def event(draw: st.DrawFn, index: int) -> list[Message]:
     if kind == "user_text":
         return [UserMessage(content=draw(texts), **common)]
     if kind == "user_blocks":
-        blocks = draw(
-            st.lists(st.one_of(st.builds(TextBlock, text=texts), st.just(IMAGE)), max_size=3)
-        )
+        blocks = [draw(st.sampled_from(PARTS)) for _ in range(draw(st.integers(0, 3)))]
         return [UserMessage(content=tuple(blocks), **common)]
     if kind == "results":
         blocks = [_result(draw) for _ in range(draw(st.integers(1, 3)))]
