@@ -38,7 +38,7 @@ def test_claude_models_and_env_defaults() -> None:
         choose_provider(
             None, env={"QUERYLOOP_MODEL": "sonnet", "ANTHROPIC_BASE_URL": "http://x"}
         ).model
-        == "sonnet"
+        == "claude-sonnet-5-5"
     )
     assert choose_provider(None, env={"OPENAI_BASE_URL": "http://x/v1"}).kind == "openai"
     assert choose_provider("gpt-4o", env={"OPENAI_API_KEY": "k"}).kind == "openai"

@@ -4,7 +4,8 @@ Rules, first match wins:
 1. A prefixed model name picks the OpenAI-compatible provider: `openai:gpt-4o`, `ollama:qwen2.5`
    (base URL defaults to Ollama's `http://localhost:11434/v1`), `vllm:NAME`, `llamacpp:NAME`,
    `lmstudio:NAME`. `anthropic:NAME` picks Anthropic.
-2. A Claude model (`claude-...`, or an alias such as `sonnet`) picks Anthropic.
+2. A Claude model (`claude-...`, or an alias such as `sonnet`, resolved to its id) picks
+   Anthropic.
 3. Another model name picks the OpenAI-compatible provider when OPENAI_BASE_URL/OPENAI_API_KEY
    or `base_url` is set.
 4. No model: Anthropic when ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL is set, else OpenAI-compatible
@@ -78,7 +79,8 @@ def choose_provider(
                 )
             return ProviderChoice("openai", bare, url)
         if _is_claude(name):
-            return _anthropic(name, base_url, anthropic_ready)
+            # Aliases people type (`sonnet`) become the model id the API knows.
+            return _anthropic(ALIASES.get(name.lower(), name), base_url, anthropic_ready)
         if base_url or openai_ready:
             return ProviderChoice("openai", name, base_url or env.get("OPENAI_BASE_URL"))
         raise ConfigError(
