@@ -98,3 +98,14 @@ def test_without_session_dir_the_preview_says_it_was_not_saved() -> None:
     )
     preview = _results(out.messages)["toolu_0001"]
     assert "could not be saved" in preview and "BEGIN-MARKER" in preview
+
+
+def test_unwritable_session_dir_still_gives_a_preview(tmp_path: Path) -> None:
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x")
+    msgs = [user_message("go"), *tool_round(1, result=_big(20_000))]
+    out = apply_tool_result_budget(
+        msgs, session_dir=blocker, per_tool_max_chars={}, default_max_chars=1_000
+    )
+    preview = _results(out.messages)["toolu_0001"]
+    assert "could not be saved" in preview and "BEGIN-MARKER" in preview

@@ -164,15 +164,19 @@ def _safe_name(tool_use_id: str) -> str:
 
 def _spill(block: ToolResultBlock, session_dir: Path | None) -> str:
     text = result_text(block)
-    path: Path | None = None
-    if session_dir is not None:
-        path = session_dir / "tool-results" / f"{_safe_name(block.tool_use_id)}.txt"
+    if session_dir is None:
+        return build_preview(text, None, "no session folder")
+    path = session_dir / "tool-results" / f"{_safe_name(block.tool_use_id)}.txt"
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        # A full disk must not end the session: the preview still carries head and tail.
+        return build_preview(text, None, f"writing {path} failed: {error.strerror or error}")
     return build_preview(text, path)
 
 
-def build_preview(text: str, path: Path | None) -> str:
+def build_preview(text: str, path: Path | None, why_not_saved: str = "") -> str:
     """The replacement for an oversized result: size, where the full text is, and a preview
     of its beginning and end."""
     size = len(text.encode("utf-8"))
@@ -185,7 +189,7 @@ def build_preview(text: str, path: Path | None) -> str:
             f"(with offset and limit) to see any part of it."
         )
     else:
-        where = "The full output could not be saved (no session folder); only this preview remains."
+        where = f"The full output could not be saved ({why_not_saved}); only this preview remains."
     lines = [
         SPILL_TAG,
         f"Output too large: {len(text):,} characters ({size:,} bytes). {where}",
