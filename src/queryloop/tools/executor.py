@@ -17,6 +17,7 @@ unfinished call gets an is_error result saying the user interrupted it.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -41,13 +42,12 @@ class CallStatus(StrEnum):
     YIELDED = "yielded"
 
 
-@dataclass
+@dataclass(eq=False)  # identity semantics: calls live in sets
 class _Call:
     block: ToolUseBlock
     safe: bool
     status: CallStatus = CallStatus.QUEUED
     task: asyncio.Task[None] | None = None
-    progress: list[Message] = field(default_factory=list)
     results: list[Message] = field(default_factory=list)
     outcome: CallOutcome = field(default_factory=CallOutcome)
 
@@ -101,6 +101,13 @@ class StreamingToolExecutor:
         self._hooks = hooks
         self._max = max_concurrency
         self._calls: list[_Call] = []
+        self._running: set[_Call] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._progress: list[Message] = []
+        self._next_start = 0
+        """Index of the first call that may still be queued (calls start in order)."""
+        self._next_yield = 0
+        """Index of the first call whose result has not been handed out."""
         self._changed = asyncio.Event()
         self._abort_watch: asyncio.Task[None] | None = None
         self._sibling_error: str | None = None
@@ -134,16 +141,14 @@ class StreamingToolExecutor:
         """Messages ready now (never blocks): all new progress, and results in call order."""
         if self._discarded:
             return []
-        ready: list[Message] = []
-        in_order = True
-        for call in self._calls:
-            ready.extend(call.progress)
-            call.progress.clear()
-            if in_order and call.status is CallStatus.DONE:
-                ready.extend(call.results)
-                call.status = CallStatus.YIELDED
-            elif call.status is not CallStatus.YIELDED:
-                in_order = False
+        ready, self._progress = self._progress, []
+        while self._next_yield < len(self._calls):
+            call = self._calls[self._next_yield]
+            if call.status is not CallStatus.DONE:
+                break
+            ready.extend(call.results)
+            call.status = CallStatus.YIELDED
+            self._next_yield += 1
         return ready
 
     async def get_remaining_results(self) -> AsyncIterator[Message]:
@@ -157,24 +162,13 @@ class StreamingToolExecutor:
                 self._changed.clear()
                 for message in self.get_completed_results():
                     yield message
-                if all(c.status is CallStatus.YIELDED for c in self._calls):
+                if self._next_yield == len(self._calls):
                     break
                 await self._changed.wait()
         finally:
             self._cancel_tasks()
             self._stop_abort_watch()
         await self._drain()
-
-    def _cancel_tasks(self) -> None:
-        for call in self._calls:
-            if call.task is not None and not call.task.done():
-                call.task.cancel()
-
-    async def _drain(self) -> None:
-        """Wait for cancelled calls to unwind (Bash reaps its killed process group)."""
-        pending = [c.task for c in self._calls if c.task is not None and not c.task.done()]
-        if pending:
-            await asyncio.wait(pending)
 
     def discard(self, reason: str) -> None:
         """The stream failed or fell back: cancel everything; nothing more is yielded."""
@@ -187,28 +181,46 @@ class StreamingToolExecutor:
     @property
     def has_unfinished(self) -> bool:
         """True while some call has not produced its result yet."""
-        return any(c.status in (CallStatus.QUEUED, CallStatus.RUNNING) for c in self._calls)
+        waiting = itertools.islice(self._calls, self._next_start, None)
+        return bool(self._running) or any(c.status is CallStatus.QUEUED for c in waiting)
+
+    def _cancel_tasks(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+
+    async def _drain(self) -> None:
+        """Wait for cancelled calls to unwind (Bash reaps its killed process group)."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks))
 
     # -- scheduling --------------------------------------------------------------------
 
-    def _running(self) -> list[_Call]:
-        return [c for c in self._calls if c.status is CallStatus.RUNNING]
-
-    def _can_start(self, call: _Call, running: list[_Call]) -> bool:
-        if not running:
+    def _can_start(self, call: _Call) -> bool:
+        if not self._running:
             return True
-        return call.safe and all(r.safe for r in running) and len(running) < self._max
+        return call.safe and len(self._running) < self._max and all(r.safe for r in self._running)
 
     def _schedule(self) -> None:
-        """Start queued calls in tool_use order until one has to wait."""
-        for call in self._calls:
-            if call.status is not CallStatus.QUEUED:
-                continue
-            if not self._can_start(call, self._running()):
-                break
-            call.status = CallStatus.RUNNING
-            self.timings[call.block.id] = (time.monotonic(), None)
-            call.task = asyncio.get_running_loop().create_task(self._run(call))
+        """Start queued calls in tool_use order until one has to wait.
+
+        Calls start strictly in order, so the queue is the suffix from `_next_start`.
+        """
+        while self._next_start < len(self._calls):
+            call = self._calls[self._next_start]
+            if call.status is CallStatus.QUEUED:
+                if not self._can_start(call):
+                    break
+                self._start(call)
+            self._next_start += 1
+
+    def _start(self, call: _Call) -> None:
+        call.status = CallStatus.RUNNING
+        self._running.add(call)
+        self.timings[call.block.id] = (time.monotonic(), None)
+        task = asyncio.get_running_loop().create_task(self._run(call))
+        call.task = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _run(self, call: _Call) -> None:
         stream = run_tool_call(
@@ -221,7 +233,7 @@ class StreamingToolExecutor:
         )
         try:
             async for message in stream:
-                sink = call.progress if isinstance(message, ProgressMessage) else call.results
+                sink = self._progress if isinstance(message, ProgressMessage) else call.results
                 sink.append(message)
                 self._changed.set()
         except asyncio.CancelledError:
@@ -239,34 +251,35 @@ class StreamingToolExecutor:
             call.results.append(error_result_message(call.block.id, text))
 
     def _on_finished(self, call: _Call) -> None:
-        start, _ = self.timings[call.block.id]
-        self.timings[call.block.id] = (start, time.monotonic())
-        call.status = CallStatus.DONE
+        self._mark_done(call)
         if call.outcome.stop_reason and self.stop_reason is None:
             self.stop_reason = call.outcome.stop_reason
         if _cancels_siblings(call.outcome) and self._sibling_error is None:
             tool_name = call.outcome.tool.name if call.outcome.tool else call.block.name
             self._sibling_error = SIBLING_CANCELLED.format(tool=tool_name)
             self._cancel_unfinished(self._sibling_error)
-        self._changed.set()
         if not self._discarded:
             self._schedule()
         if not self.has_unfinished:
             self._stop_abort_watch()
 
+    def _mark_done(self, call: _Call) -> None:
+        self._running.discard(call)
+        if call.block.id in self.timings:
+            start, _ = self.timings[call.block.id]
+            self.timings[call.block.id] = (start, time.monotonic())
+        call.status = CallStatus.DONE
+        self._changed.set()
+
     def _finish_unrun(self, call: _Call, text: str) -> None:
         """Give a call that will not (or no longer) run its error result."""
         if call.task is not None and not call.task.done():
             call.task.cancel()
-        if call.block.id in self.timings:
-            start, _ = self.timings[call.block.id]
-            self.timings[call.block.id] = (start, time.monotonic())
         call.results = [error_result_message(call.block.id, text)]
-        call.status = CallStatus.DONE
-        self._changed.set()
+        self._mark_done(call)
 
     def _cancel_unfinished(self, text: str) -> None:
-        for call in self._calls:
+        for call in itertools.islice(self._calls, self._next_yield, None):
             if call.status in (CallStatus.QUEUED, CallStatus.RUNNING):
                 self._finish_unrun(call, text)
 
