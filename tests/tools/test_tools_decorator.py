@@ -188,3 +188,12 @@ async def test_sync_callable_returning_a_coroutine_is_awaited(ctx: ToolContext) 
 
     got = await call(tool(Greeter()), {"who": "ann"}, ctx)
     assert got.text == "hi ann"
+
+
+def test_unresolvable_hints_give_a_clear_error() -> None:
+    with pytest.raises(TypeError, match="cannot resolve the type hints"):
+
+        @tool
+        def uses_local(x: LocalOnly) -> str:  # type: ignore[name-defined]  # noqa: F821
+            """Refers to a type that does not exist at module level."""
+            return ""

@@ -252,3 +252,13 @@ async def test_large_results_keep_head_and_tail(ctx: ToolContext) -> None:
 async def test_empty_result_gets_a_placeholder(ctx: ToolContext) -> None:
     got = await call(EchoTool(), {"text": ""}, ctx)
     assert got.text == "(Echo completed with no output)" and not got.is_error
+
+
+async def test_a_broken_post_hook_keeps_the_tool_result(ctx: ToolContext) -> None:
+    class Broken(Hooks):
+        async def post_tool_use(self, *args: Any) -> PostToolUseOutcome:
+            raise RuntimeError("hook crashed")
+
+    got = await call(EchoTool(), {"text": "done"}, ctx, hooks=Broken())
+    assert not got.is_error
+    assert got.text == "done\n\n(PostToolUse hook failed: RuntimeError: hook crashed)"

@@ -105,7 +105,13 @@ def build_input_model(
     """A pydantic model for `fn`'s parameters and the name of its ToolContext parameter."""
     # A callable object's hints live on its __call__.
     plain = inspect.isfunction(fn) or inspect.ismethod(fn)
-    hints = typing.get_type_hints(fn if plain else type(fn).__call__, include_extras=True)
+    try:
+        hints = typing.get_type_hints(fn if plain else type(fn).__call__, include_extras=True)
+    except NameError as exc:
+        raise TypeError(
+            f"@tool cannot resolve the type hints of {getattr(fn, '__name__', fn)!r} ({exc}); "
+            "define the types it uses at module level"
+        ) from exc
     fields: dict[str, Any] = {}
     ctx_param: str | None = None
     for name, param in inspect.signature(fn).parameters.items():

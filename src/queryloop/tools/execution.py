@@ -28,7 +28,7 @@ from .base import (
     ToolProgress,
     ToolResult,
 )
-from .output import format_validation_error, truncate_content
+from .output import ResultContent, format_validation_error, truncate_content
 
 
 @dataclass
@@ -96,7 +96,11 @@ async def run_tool_call(
             await _aclose(stream)
         if result is None:
             raise ToolError(f"{tool.name} finished without producing a result")
-        result, extras = await _post_hooks(tool, block, parsed, result, ctx, hooks, out)
+        try:
+            result, extras = await _post_hooks(tool, block, parsed, result, ctx, hooks, out)
+        except Exception as exc:  # the tool ran: keep its result, whatever the hook did
+            note = f"(PostToolUse hook failed: {type(exc).__name__}: {exc})"
+            result = replace(result, content=_append_text(result.content, note))
     except asyncio.CancelledError:
         raise
     except (_Rejected, ToolError) as exc:
@@ -198,13 +202,14 @@ async def _post_hooks(
         extras.append(attachment_message("text", content=post.additional_context))
     if post.block_reason:
         note = f"PostToolUse hook blocked this result: {post.block_reason}"
-        content = (
-            f"{result.content}\n\n{note}"
-            if isinstance(result.content, str)
-            else (*result.content, TextBlock(text=note))
-        )
-        result = replace(result, content=content, is_error=True)
+        result = replace(result, content=_append_text(result.content, note), is_error=True)
     return result, extras
+
+
+def _append_text(content: ResultContent, note: str) -> ResultContent:
+    if isinstance(content, str):
+        return f"{content}\n\n{note}" if content else note
+    return (*content, TextBlock(text=note))
 
 
 def _result_message(block: ToolUseBlock, tool: Tool | None, result: ToolResult) -> Message:
