@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from compact_testkit import FakeSummarizer, all_text, assert_valid, history
+from compact_testkit import FakeSummarizer, all_text, assert_valid, history, tool_round
 
 from queryloop.compact import (
     RestoreContext,
@@ -11,6 +11,7 @@ from queryloop.compact import (
     reactive_compact,
     truncate_head_for_ptl_retry,
 )
+from queryloop.messages import user_message
 from queryloop.providers.errors import PromptTooLongError, ServerError
 
 FACT = "KIWI-42"
@@ -83,3 +84,19 @@ async def test_a_bug_in_summarize_is_not_swallowed() -> None:
     fake.errors = [ValueError("bug")]
     with pytest.raises(ValueError):
         await reactive_compact(history(3), summarize=fake, restore=RestoreContext(), error=None)
+
+
+async def test_user_words_from_dropped_rounds_are_still_restored() -> None:
+    msgs = [*history(10), user_message("MIDDLE-NOTE: never touch the CLI.")]
+    for n in range(100, 130):
+        msgs += tool_round(n)
+    fake = FakeSummarizer()
+    fake.errors = [_ptl(actual=estimate_tokens(msgs), limit=estimate_tokens(msgs) // 3)]
+    result = await reactive_compact(
+        msgs, summarize=fake, restore=RestoreContext(keep_tail_tokens=300), error=None
+    )
+    assert result is not None
+    assert "MIDDLE-NOTE" not in str(fake.calls[1][0])  # dropped from the retried request
+    assert "MIDDLE-NOTE" in all_text(result.messages)  # but the user's words survive
+    assert FACT in all_text(result.messages)
+    assert_valid(result.messages)

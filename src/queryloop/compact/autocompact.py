@@ -92,16 +92,20 @@ async def compact_conversation(
     custom_instructions: str | None,
     restore: RestoreContext,
     pre_tokens: int | None = None,
+    full_history: Sequence[Message] | None = None,
 ) -> CompactionResult:
     """Summarize `messages` and build the new history. Raises what `summarize` raises
-    (PromptTooLongError in particular), or CompactionError for an empty summary."""
+    (PromptTooLongError in particular), or CompactionError for an empty summary.
+
+    `full_history` is the history before any rounds were dropped to make the compaction
+    request fit: the user's messages, files and todos are restored from it."""
     before = token_count_with_estimation(messages) if pre_tokens is None else pre_tokens
     raw = await summarize(messages, build_compact_prompt(custom_instructions))
     summary = format_summary(raw or "")
     if not summary:
         raise CompactionError("the model returned an empty summary; the history was kept")
-    texts = user_texts(messages)
-    new = build_compacted_history(messages, summary, trigger, before, texts, restore)
+    source = messages if full_history is None else full_history
+    new = build_compacted_history(source, summary, trigger, before, restore)
     return CompactionResult(new, before, estimate_tokens(new), summary, trigger)
 
 
@@ -110,10 +114,12 @@ def build_compacted_history(
     summary: str,
     trigger: Trigger,
     pre_tokens: int,
-    texts: Sequence[str],
     restore: RestoreContext,
 ) -> list[Message]:
     """The new array after a summary (see the module docstring for its layout)."""
+    tail = preserved_tail(messages, restore.keep_tail_tokens)
+    # The tail carries its own user messages verbatim; listing them too would duplicate them.
+    texts = user_texts(messages[: len(messages) - len(tail)])
     boundary = compact_boundary(trigger, pre_tokens, user_messages=list(texts))
     body = summary_message_text(summary, suppress_follow_up=trigger != "manual")
     new: list[Message] = [boundary, user_message(body, is_compact_summary=True)]
@@ -124,5 +130,5 @@ def build_compacted_history(
     todos = todo_attachment(messages, restore)
     if todos is not None:
         new.append(todos)
-    new.extend(preserved_tail(messages, restore.keep_tail_tokens))
+    new.extend(tail)
     return new

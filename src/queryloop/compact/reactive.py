@@ -83,6 +83,7 @@ async def compact_with_retries(
                 custom_instructions=custom_instructions,
                 restore=restore,
                 pre_tokens=pre_tokens,
+                full_history=messages,
             )
         except PromptTooLongError as error:
             hint = error if error.actual_tokens and error.max_tokens else original_error
