@@ -151,8 +151,9 @@ def ensure_alternation(messages: list[ApiMessage], ctx: NormalizeContext) -> lis
     Needs: paired messages. Inserts a placeholder user message when the array starts with
     the assistant; merges any consecutive same roles; strips trailing whitespace from a
     final assistant message (prefill), dropping blocks that become empty; with thinking on,
-    appends a short user message after a final assistant message, because the API does not
-    accept prefill while thinking is enabled.
+    appends a short user message after a final assistant message (the API accepts prefill
+    with thinking only when it starts with a thinking block, and a finished answer is not
+    something to continue).
     Guarantees: a request-ready array (possibly empty when nothing reached the API).
     """
     out = merge_same_roles(messages)
