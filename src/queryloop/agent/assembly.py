@@ -105,7 +105,7 @@ async def assemble(
     )
     runtime.params = params_with_attachments
     if transcript is not None and resumed_from is None:
-        transcript.append_meta(model=model, cwd=str(options.cwd))
+        transcript.start(model=model, cwd=str(options.cwd))
     return runtime
 
 
@@ -137,7 +137,9 @@ def _transcript(
     if not options.persist:
         return None
     path = resumed_from or session_path(session_id, options.cwd, home)
-    return Transcript(path, session_id)
+    # Each record is written straight to the kernel (kill -9 safe); fsync runs once per
+    # prompt (Runtime.sync) instead of per message, which would cost milliseconds each.
+    return Transcript(path, session_id, fsync=False)
 
 
 async def _start_mcp(workspace: Workspace, _parts: dict[str, Any]) -> McpManager | None:

@@ -39,7 +39,7 @@ class Agent:
     def __init__(self, model: str | None = None, **options: Any) -> None:
         cwd = Path(options.pop("cwd", None) or Path.cwd()).expanduser().resolve()
         self.options = AgentOptions(model=model, cwd=cwd, **options)
-        self._messages: list[Message] = []
+        self._messages: list[Message] = list(self.options.history)
         self._runtime: Runtime | None = None
         self._setup_lock = asyncio.Lock()
         self.usage = Usage()
@@ -228,6 +228,7 @@ class Agent:
         elif isinstance(event, TerminalEvent):
             self._messages = list(event.messages)
             self.last_terminal = event
+            runtime.sync()
 
     def _repair_after_cancel(self) -> None:
         """Cancelled mid-turn: answer every unanswered tool_use so the array stays valid."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..hooks.types import StopHook
+from ..messages.types import Message
 from ..providers.base import ModelProvider
 from ..providers.retry import RetryPolicy
 from ..tools.base import Tool
@@ -55,3 +56,5 @@ class AgentOptions:
     context_window: int | None = None
     """Override the model table's context window (e.g. a local model)."""
     env: Mapping[str, str] = field(default_factory=dict)
+    history: Sequence[Message] = ()
+    """Messages to start the conversation from (a seeded or imported history)."""

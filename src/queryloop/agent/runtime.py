@@ -68,6 +68,11 @@ class Runtime:
         if self.transcript is not None:
             self.transcript.append_usage(usage, cost_usd=self.cost_usd(usage, model), model=model)
 
+    def sync(self) -> None:
+        """Make the transcript durable across an OS crash (end of each prompt)."""
+        if self.transcript is not None:
+            self.transcript.sync()
+
     def new_session(self) -> str:
         """Switch to a fresh session id and transcript (after /clear)."""
         self.session_id = new_session_id()
@@ -75,7 +80,7 @@ class Runtime:
         if self.transcript is not None:
             self.transcript.close()
             path = session_path(self.session_id, self.options.cwd, self.home)
-            self.transcript = Transcript(path, self.session_id)
+            self.transcript = Transcript(path, self.session_id, fsync=False)
         return self.session_id
 
     def cost_usd(self, usage: Usage, model: str) -> float:

@@ -110,6 +110,15 @@ class Transcript:
         """Write the opening meta record (format version, model, cwd)."""
         self.append_meta(format=FORMAT_VERSION, model=model, cwd=cwd, **fields)
 
+    def sync(self) -> None:
+        """fsync what was written: durable across an OS crash, not only a process kill.
+
+        With `fsync=False` every record still reaches the kernel at once (a kill -9 loses
+        nothing written); callers sync at natural points such as the end of a prompt.
+        """
+        if self._fd is not None:
+            os.fsync(self._fd)
+
     def close(self) -> None:
         """Close the file descriptor (records are already durable)."""
         if self._fd is not None:
