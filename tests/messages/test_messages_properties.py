@@ -140,3 +140,25 @@ def test_pairing_is_idempotent_pure_and_pairs_everything(raw: list[dict[str, Any
     body = {"model": "m", "max_tokens": 10, "messages": once, "tools": TOOLS}
     rules = [v.rule for v in validate_api_request(body) if v.rule.startswith(PAIRING_RULES)]
     assert rules == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.booleans().flatmap(lambda t: st.tuples(st.just(t), valid_arrays(t), st.integers(0, 10))))
+def test_earlier_turns_normalize_to_the_same_bytes_later(
+    case: tuple[bool, list[Message], int],
+) -> None:
+    """The prompt cache needs every earlier message byte-identical from one request to the next."""
+    thinking, messages, pick = case
+    starts = [
+        i
+        for i, m in enumerate(messages)
+        if isinstance(m, UserMessage) and str(m.content).startswith("prompt")
+    ]
+    cut = starts[pick % len(starts)]
+    if cut == 0:
+        return
+    earlier = normalize_messages_for_api(messages[:cut], TOOLS, thinking_enabled=thinking)
+    later = normalize_messages_for_api(messages, TOOLS, thinking_enabled=thinking)
+    # The earlier request ended with the assistant; with thinking on a "Continue." followed.
+    stable = earlier[:-1] if thinking else earlier
+    assert later[: len(stable)] == stable
