@@ -223,8 +223,11 @@ async def test_python_callables_sync_async_and_broken(tmp_path: Path) -> None:
 
 
 async def test_continue_false_sets_stop_reason(tmp_path: Path) -> None:
-    def stop_all(event: dict[str, Any]) -> dict[str, Any]:
-        return {"continue": False, "stopReason": "enough"}
+    warnings: list[HookWarning] = []
 
-    outcome = await pre(runner(tmp_path, PreToolUse=[stop_all]), tmp_path)
+    def stop_all(event: dict[str, Any]) -> dict[str, Any]:
+        return {"continue": False, "stopReason": "enough", "systemMessage": "quota reached"}
+
+    outcome = await pre(runner(tmp_path, warnings, PreToolUse=[stop_all]), tmp_path)
     assert outcome.stop_reason == "enough"
+    assert [w.message for w in warnings] == ["quota reached"]

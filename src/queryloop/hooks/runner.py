@@ -233,7 +233,12 @@ class HookRunner:
             self._warn(event, run, f"exited with status {run.exit_code}: {detail[:500]}")
             return _Verdict()
         output = run.output if run.output is not None else self._parse_stdout(event, run)
-        return _verdict(output) if isinstance(output, Mapping) else _Verdict(context=output)
+        if not isinstance(output, Mapping):
+            return _Verdict(context=output)
+        message = output.get("systemMessage")
+        if isinstance(message, str) and message:  # Claude Code: a note shown to the user
+            self._warn(event, run, message)
+        return _verdict(output)
 
     def _parse_stdout(self, event: HookEvent, run: HookRun) -> Mapping[str, Any] | str | None:
         text = run.stdout.strip()
