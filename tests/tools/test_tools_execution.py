@@ -26,6 +26,7 @@ from queryloop.tools import (
     ToolResult,
     run_tool_call,
 )
+from queryloop.tools.execution import HARD_CAP_FACTOR
 
 
 class EchoInput(BaseModel):
@@ -241,11 +242,19 @@ async def test_cancellation_propagates(ctx: ToolContext) -> None:
         await task
 
 
-async def test_large_results_keep_head_and_tail(ctx: ToolContext) -> None:
+async def test_results_over_the_tools_maximum_are_left_for_the_budget_to_spill(
+    ctx: ToolContext,
+) -> None:
     text = "HEAD" + "x" * 10_000 + "TAIL"
     got = await call(EchoTool(max_chars=1000), {"text": text}, ctx)
+    assert got.text == text
+
+
+async def test_huge_results_keep_head_and_tail(ctx: ToolContext) -> None:
+    text = "HEAD" + "x" * 50_000 + "TAIL"
+    got = await call(EchoTool(max_chars=1000), {"text": text}, ctx)
     assert got.text.startswith("HEAD") and got.text.endswith("TAIL")
-    assert len(got.text) < 1200
+    assert len(got.text) < 1000 * HARD_CAP_FACTOR + 200
     assert "characters truncated" in got.text and str(len(text)) in got.text
 
 

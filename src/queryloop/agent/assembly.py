@@ -18,6 +18,7 @@ from ..loop.deps import QueryParams
 from ..permissions import PermissionChecker, PermissionContext, PermissionRequest, parse_mode
 from ..permissions.checker import PermissionAllow
 from ..permissions.trust import Workspace, load_workspace
+from ..providers.anthropic import AnthropicProvider
 from ..providers.base import ModelProvider
 from ..providers.factory import choose_provider, provider_for
 from ..providers.models import ModelInfo, get_model_info
@@ -46,10 +47,12 @@ async def assemble(
     info = get_model_info(model)
     session_id = session_id or new_session_id()
     transcript = _transcript(options, home, session_id, resumed_from)
+    session_dir = transcript.path.parent / session_id if transcript else None
     tool_context = ToolContext(
         cwd=options.cwd,
-        additional_dirs=list(workspace.settings.additional_directories),
-        session_dir=transcript.path.parent / session_id if transcript else None,
+        # The session folder holds spilled tool results the model is told to Read back.
+        additional_dirs=[*workspace.settings.additional_directories, *_existing(session_dir)],
+        session_dir=session_dir,
         env={**workspace.settings.env, **options.env},
     )
     runtime_parts: dict[str, Any] = {}
@@ -59,7 +62,7 @@ async def assemble(
     hooks = _hooks(options, workspace, session_id, transcript, permission)
     session_context = SessionContext(options.cwd, user_home=home)
     builder = _request_builder(options, model, eager, deferred, session_context, tool_context)
-    compactor = _compactor(options, info, provider, builder, tool_context)
+    compactor = _compactor(options, [*eager, *deferred], info, provider, builder, tool_context)
     max_tokens = min(options.max_tokens or info.default_output_tokens, info.max_output_tokens)
     params = QueryParams(
         provider=provider,
@@ -109,6 +112,13 @@ async def assemble(
     return runtime
 
 
+def _existing(folder: Path | None) -> list[Path]:
+    if folder is None:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    return [folder.resolve()]
+
+
 def _workspace(options: AgentOptions, home: Path) -> Workspace:
     return load_workspace(
         options.cwd,
@@ -145,7 +155,7 @@ def _transcript(
 async def _start_mcp(workspace: Workspace, _parts: dict[str, Any]) -> McpManager | None:
     if not workspace.mcp_servers:
         return None
-    manager = McpManager(workspace.mcp_servers)
+    manager = McpManager(workspace.mcp_servers, cwd=workspace.cwd)
     await manager.start()
     return manager
 
@@ -240,6 +250,7 @@ def _request_builder(
 
 def _compactor(
     options: AgentOptions,
+    tools: Sequence[Tool],
     info: ModelInfo,
     provider: ModelProvider,
     builder: RequestBuilder,
@@ -254,6 +265,8 @@ def _compactor(
         context_window=options.context_window or info.context_window,
         max_output_tokens=info.max_output_tokens,
         autocompact_threshold_tokens=options.autocompact_threshold,
+        per_tool_max_chars={t.name: t.max_result_chars for t in tools},
+        server_context_editing=isinstance(provider, AnthropicProvider),
     )
     return CompactionPipeline(
         config,

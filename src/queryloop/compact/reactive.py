@@ -11,6 +11,7 @@ everything fails the caller gets None and the old history is untouched.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..errors import QueryloopError
 from ..messages.constructors import meta_user_message
@@ -25,7 +26,20 @@ MAX_PTL_RETRIES = 3
 UNKNOWN_OVERFLOW_FRACTION = 0.2
 """Share of the history dropped per retry when the error does not give token counts."""
 SAFETY_MARGIN_TOKENS = 2_000
+FIT_SHARE = 0.7
+"""A reactive compaction's result must stay under this share of the server's window."""
 DROPPED_MARKER = "[Earlier conversation dropped to fit the context window:"
+
+
+def restore_within(restore: RestoreContext, window: int) -> RestoreContext:
+    """`restore` with every budget capped to a share of a `window` of tokens."""
+    return replace(
+        restore,
+        keep_tail_tokens=min(restore.keep_tail_tokens, window // 5),
+        file_budget_tokens=min(restore.file_budget_tokens, window // 5),
+        per_file_max_tokens=min(restore.per_file_max_tokens, window // 10),
+        user_messages_budget_tokens=min(restore.user_messages_budget_tokens, window // 10),
+    )
 
 
 def truncate_head_for_ptl_retry(
@@ -119,14 +133,29 @@ async def reactive_compact(
 ) -> CompactionResult | None:
     """Compact after the API said prompt too long; None when no compaction succeeded (the
     loop then ends with prompt_too_long and the history is unchanged)."""
+    window = error.max_tokens if error is not None and error.max_tokens else None
+    if window is not None:
+        # The server's window is the one that counts (it may be smaller than the client
+        # believed): what is restored after the summary must fit well inside it.
+        restore = restore_within(restore, window)
     try:
-        return await compact_with_retries(
+        result = await compact_with_retries(
             messages,
             summarize=summarize,
             restore=restore,
             trigger="reactive",
             original_error=error,
         )
+        if window is not None and estimate_tokens(result.messages) > FIT_SHARE * window:
+            lean = replace(restore, keep_tail_tokens=0, file_budget_tokens=0)
+            result = await compact_with_retries(
+                messages,
+                summarize=summarize,
+                restore=lean,
+                trigger="reactive",
+                original_error=error,
+            )
+        return result
     except QueryloopError:
         # Provider errors and empty summaries mean "could not recover": the loop reports
         # prompt_too_long with the history unchanged. Bugs still propagate.

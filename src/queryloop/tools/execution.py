@@ -31,6 +31,10 @@ from .base import (
 from .output import ResultContent, format_validation_error, truncate_content
 
 
+HARD_CAP_FACTOR = 20
+"""A result is cut (head and tail kept) only above this many times the tool's maximum."""
+
+
 @dataclass
 class CallOutcome:
     """What the caller may want to know about a finished call besides its messages.
@@ -217,7 +221,10 @@ def _result_message(block: ToolUseBlock, tool: Tool | None, result: ToolResult) 
     if (isinstance(content, str) and not content.strip()) or content == ():
         content = f"({block.name} completed with no output)"
     if tool is not None:
-        content = truncate_content(content, tool.max_result_chars)
+        # Only a memory guard here: the compaction budget (queryloop.compact.budget) spills
+        # results above `max_result_chars` to a file with a preview before the model sees
+        # them, so the full output stays readable instead of being cut.
+        content = truncate_content(content, tool.max_result_chars * HARD_CAP_FACTOR)
     return tool_result_message(block.id, content, is_error=result.is_error)
 
 

@@ -1,0 +1,151 @@
+"""Recovery paths of the loop over real HTTP, asserted through recorded transitions, with
+every request the server received checked against the API's rules."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from queryloop import Agent
+from queryloop.loop import Continue, Terminal, TerminalEvent, TransitionEvent
+from queryloop.providers.retry import RetryPolicy
+from queryloop.testing import MessagesServer, cut_stream, text, tool_use, turn
+
+
+@pytest.fixture(autouse=True)
+def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+
+
+def agent_for(server: MessagesServer, cwd: Path, **kw: Any) -> Agent:
+    return Agent(
+        "claude-sonnet-5-5",
+        base_url=server.base_url,
+        retry=RetryPolicy(max_retries=1, base_delay=0.01),
+        cwd=cwd,
+        permission_mode="bypassPermissions",
+        **kw,
+    )
+
+
+async def run(agent: Agent, prompt: str) -> tuple[list[Continue], TerminalEvent]:
+    transitions: list[Continue] = []
+    terminal: TerminalEvent | None = None
+    async for event in agent.stream(prompt):
+        if isinstance(event, TransitionEvent):
+            transitions.append(event.reason)
+        elif isinstance(event, TerminalEvent):
+            terminal = event
+    assert terminal is not None
+    return transitions, terminal
+
+
+def assert_valid(server: MessagesServer) -> None:
+    assert [v for v in server.violations if v] == []
+
+
+async def test_max_tokens_escalates_to_the_models_maximum(tmp_path: Path) -> None:
+    long_answer = "word " * 400
+    with MessagesServer([turn(text(long_answer)), turn(text(long_answer))]) as server:
+        agent = agent_for(server, tmp_path, max_tokens=64)
+        transitions, terminal = await run(agent, "write a lot")
+        await agent.aclose()
+    assert transitions == [Continue.MAX_OUTPUT_TOKENS_ESCALATE]
+    assert terminal.reason is Terminal.COMPLETED
+    first, second = server.requests
+    assert first["max_tokens"] == 64 and second["max_tokens"] > 64
+    assert first["messages"] == second["messages"]
+    assert_valid(server)
+
+
+async def test_prompt_too_long_is_recovered_by_reactive_compact(tmp_path: Path) -> None:
+    """The server's window is far smaller than the client believes: the first request is
+    refused, the compaction request is too long as well and is shrunk, then the task goes on
+    with the fact from the first message kept."""
+
+    def model(body: dict[str, Any]) -> Any:
+        last = json.dumps(body["messages"][-1])
+        if "summary" in last.lower():
+            return turn(text("Summary: the user's codeword is PELICAN-42; task: list files."))
+        return turn(text("Done; the codeword is PELICAN-42."))
+
+    big = "x" * 4000
+    with MessagesServer(model, context_window=6_000) as server:
+        agent = agent_for(server, tmp_path)
+        await _seed_long_history(agent, server, big)
+        transitions, terminal = await run(agent, "What is the codeword?")
+        await agent.aclose()
+    assert Continue.REACTIVE_COMPACT_RETRY in transitions
+    assert terminal.reason is Terminal.COMPLETED
+    final = json.dumps(server.requests[-1]["messages"])
+    assert "PELICAN-42" in final
+    assert_valid(server)
+
+
+async def _seed_long_history(agent: Agent, server: MessagesServer, big: str) -> None:
+    from queryloop.messages import assistant_message, user_message
+
+    history = [user_message("Remember: the codeword is PELICAN-42. Then list files.")]
+    for i in range(8):
+        history.append(assistant_message(f"note {i}: {big}", message_id=f"msg_seed_{i}"))
+        history.append(user_message(f"continue {i}"))
+    agent._messages = history  # seeded before the first prompt, as `history=` would
+
+
+async def test_stream_cut_after_tool_use_keeps_the_call_and_continues(tmp_path: Path) -> None:
+    script = [
+        turn(tool_use("LS", {"path": "."}), text("and more text that never arrives")),
+        turn(text("listed")),
+    ]
+    with MessagesServer(script) as server:
+        server.inject(cut_stream(after_block_start=1))
+        agent = agent_for(server, tmp_path)
+        transitions, terminal = await run(agent, "list")
+        await agent.aclose()
+    assert transitions == [Continue.NEXT_TURN]
+    assert terminal.reason is Terminal.COMPLETED
+    results = server.requests[-1]["messages"][-1]["content"]
+    assert results[0]["type"] == "tool_result" and not results[0].get("is_error")
+    assert_valid(server)
+
+
+async def test_abort_while_streaming_then_next_prompt_is_valid(tmp_path: Path) -> None:
+    script = [turn(text("a long answer " * 40)), turn(text("fine"))]
+    with MessagesServer(script, event_delay=0.01) as server:
+        agent = agent_for(server, tmp_path)
+        terminal: TerminalEvent | None = None
+        async for event in agent.stream("talk"):
+            if isinstance(event, TransitionEvent | TerminalEvent):
+                terminal = event if isinstance(event, TerminalEvent) else terminal
+            elif terminal is None and server.requests:
+                agent.abort()
+        assert terminal is not None and terminal.reason is Terminal.ABORTED_STREAMING
+        result = await agent.run("again")
+        await agent.aclose()
+    assert result.terminal is Terminal.COMPLETED
+    assert_valid(server)
+
+
+async def test_abort_during_a_running_bash_tool(tmp_path: Path) -> None:
+    script = [turn(tool_use("Bash", {"command": "sleep 30"})), turn(text("ok"))]
+    with MessagesServer(script) as server:
+        agent = agent_for(server, tmp_path)
+        loop = asyncio.get_running_loop()
+        loop.call_later(1.0, agent.abort)
+        started = loop.time()
+        _, terminal = await run(agent, "sleep")
+        elapsed = loop.time() - started
+        assert terminal.reason is Terminal.ABORTED_TOOLS
+        assert elapsed < 20  # the sleep was killed, not waited for
+        result = await agent.run("again")
+        await agent.aclose()
+    assert result.terminal is Terminal.COMPLETED
+    last = server.requests[-1]["messages"]
+    results = [b for m in last for b in m["content"] if b["type"] == "tool_result"]
+    assert results and results[0]["is_error"] is True
+    assert_valid(server)
