@@ -1,4 +1,4 @@
-"""SIGKILL during a tool call, then resume: nothing lost, and the next request is valid."""
+"""SIGKILL during a tool call, then --continue: nothing lost, and the next request is valid."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_sigkill_during_tool_call_then_resume(tmp_path: Path) -> None:
         assert "run the slow job" in raw and "toolu_slow_1" in raw
 
         server.script([turn(text("Picking up where we left off."))])
-        done = run_cli(server.base_url, tmp_path, "-p", "carry on", "--resume", session_id)
+        done = run_cli(server.base_url, tmp_path, "-p", "carry on", "--continue")
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "Picking up where we left off."
         resumed = server.recorded[-1]

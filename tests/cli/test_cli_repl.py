@@ -11,7 +11,9 @@ from cli_helpers import cli_env, project
 
 from queryloop.testing import MessagesServer, text, tool_use, turn
 
-LONG = " ".join(f"word{i}" for i in range(400))
+# Long enough (~25 s at this event delay) that Ctrl-C always lands mid-stream, even on a
+# loaded machine; the abort ends it early, so the test does not wait for it.
+LONG = " ".join(f"word{i}" for i in range(2000))
 
 
 @pytest.mark.parametrize("term", ["dumb", "xterm-256color"])
@@ -26,7 +28,7 @@ def test_repl_prompt_tool_call_interrupt_cost_exit(tmp_path: Path, term: str) ->
         child = pexpect.spawn(
             sys.executable,
             ["-m", "queryloop.cli.main", "--allowed-tools", "Bash(echo:*)"],
-            cwd=str(project(tmp_path)), env=env, encoding="utf-8", timeout=30,
+            cwd=str(project(tmp_path)), env=env, encoding="utf-8", timeout=60,
             dimensions=(40, 120),
         )  # fmt: skip
         try:
@@ -46,6 +48,7 @@ def test_repl_prompt_tool_call_interrupt_cost_exit(tmp_path: Path, term: str) ->
             child.expect("word3")  # streaming has begun
             child.sendintr()
             child.expect("Interrupted")
+            assert "word1999" not in child.before
             child.expect(prompt)
 
             child.sendline("/cost")

@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .exit_codes import ExitCode
-from .render import CATEGORIES, COLORS, cache_hit_share, context_bar_parts
 
 if TYPE_CHECKING:
     from .repl import Repl
 
+
+# Subcommands must stay light: `render` imports the loop (and with it every SDK), so the
+# slash commands import it when they run.
 
 # ---- subcommands ----------------------------------------------------------------------------
 
@@ -114,6 +116,8 @@ async def _resume(repl: Repl, arg: str) -> bool:
 
 
 async def _cost(repl: Repl, _: str) -> bool:
+    from .render import cache_hit_share
+
     agent = repl.agent
     u = agent.usage
     repl.console.print(
@@ -129,6 +133,8 @@ async def _cost(repl: Repl, _: str) -> bool:
 
 
 async def _context(repl: Repl, _: str) -> bool:
+    from .render import CATEGORIES, COLORS, context_bar_parts
+
     context = repl.agent.context_usage()
     if not context.get("window"):
         repl.console.print("[dim]No context yet: send a prompt first.[/]")

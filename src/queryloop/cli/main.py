@@ -94,21 +94,24 @@ async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
 
 def make_agent(options: CliOptions, **extra: Any) -> Any:
     """The Agent the options describe: new, resumed (--resume) or continued (--continue)."""
-    from ..agent.core import Agent
     from ..session import find_session, latest_session
 
-    kwargs = options.agent_kwargs()
-    kwargs.update(extra)
+    # Resolve the session first: a wrong id fails in milliseconds, before the SDKs load.
+    path = None
     if options.resume:
         path = find_session(options.resume, cwd=options.cwd)
-        return Agent.resume(path, options.model, **kwargs)
-    if options.continue_latest:
-        latest = latest_session(options.cwd)
-        if latest is None:
+    elif options.continue_latest:
+        path = latest_session(options.cwd)
+        if path is None:
             raise UsageError(
                 f"no session to continue in {options.cwd}; start one without --continue"
             )
-        return Agent.resume(latest, options.model, **kwargs)
+    from ..agent import Agent
+
+    kwargs = options.agent_kwargs()
+    kwargs.update(extra)
+    if path is not None:
+        return Agent.resume(path, options.model, **kwargs)
     return Agent(options.model, **kwargs)
 
 
@@ -132,13 +135,11 @@ def check_credentials(model: str | None) -> None:
 
 def report_error(exc: BaseException, *, verbose: bool) -> int:
     """Print `exc` as one actionable line (plus the traceback with --verbose); its exit code."""
-    from ..providers.errors import ProviderError
-
     if verbose:
         traceback.print_exception(exc)
-    if isinstance(exc, ProviderError):
+    if _is_instance(exc, "queryloop.providers.errors", "ProviderError"):
         code, kind = ExitCode.MODEL_ERROR, "model error"
-    elif isinstance(exc, ConfigError) or _is_session_error(exc):
+    elif isinstance(exc, ConfigError) or _is_instance(exc, "queryloop.session", "SessionError"):
         code, kind = ExitCode.USAGE, "error"
     else:
         code, kind = ExitCode.ERROR, f"internal error ({type(exc).__name__})"
@@ -148,10 +149,12 @@ def report_error(exc: BaseException, *, verbose: bool) -> int:
     return int(code)
 
 
-def _is_session_error(exc: BaseException) -> bool:
-    from ..session import SessionError
-
-    return isinstance(exc, SessionError)
+def _is_instance(exc: BaseException, module: str, name: str) -> bool:
+    """isinstance without importing `module`: if it was never imported (the providers package
+    pulls in both SDKs, ~1 s), nothing can have raised its exceptions."""
+    loaded = sys.modules.get(module)
+    cls = getattr(loaded, name, None)
+    return isinstance(cls, type) and isinstance(exc, cls)
 
 
 def _isatty(stream: TextIO) -> bool:
