@@ -33,6 +33,7 @@ from .runtime import Runtime
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 COMPACTION_MAX_TOKENS = 20_000
+DEFAULT_OUTPUT_TOKENS = 8_192
 
 
 async def assemble(
@@ -63,7 +64,9 @@ async def assemble(
     session_context = SessionContext(options.cwd, user_home=home)
     builder = _request_builder(options, model, eager, deferred, session_context, tool_context)
     compactor = _compactor(options, [*eager, *deferred], info, provider, builder, tool_context)
-    max_tokens = min(options.max_tokens or info.default_output_tokens, info.max_output_tokens)
+    # Like the reference: a capped default output limit (it reserves less of the window),
+    # escalated to the model's maximum only when a reply is actually cut off.
+    max_tokens = min(options.max_tokens or DEFAULT_OUTPUT_TOKENS, info.max_output_tokens)
     params = QueryParams(
         provider=provider,
         model=model,

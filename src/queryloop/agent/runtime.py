@@ -19,7 +19,7 @@ from ..messages.blocks import TextBlock
 from ..messages.constructors import meta_user_message, user_message
 from ..messages.types import Message
 from ..messages.usage import Usage
-from ..providers.models import ModelInfo, cost_usd
+from ..providers.models import ModelInfo, cost_usd, get_model_info
 from ..session import Transcript, new_session_id, session_path
 from ..tools.base import Tool
 from ..tools.mcp import McpManager
@@ -84,7 +84,10 @@ class Runtime:
         return self.session_id
 
     def cost_usd(self, usage: Usage, model: str) -> float:
-        """What a response cost at the model table's prices."""
+        """What a response cost at the model table's prices (0 for models the table does not
+        know, such as a local model behind an OpenAI-compatible server)."""
+        if not get_model_info(model).known:
+            return 0.0
         return cost_usd(usage, model)
 
     # ---- prompts ------------------------------------------------------------------------
