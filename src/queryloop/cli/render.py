@@ -17,7 +17,7 @@ from ..loop.reasons import Terminal
 from ..messages.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from ..messages.types import AssistantMessage, SystemMessage, SystemSubtype, UserMessage
 from ..messages.usage import Usage
-from ..providers.base import BlockStart, TextDelta
+from ..providers.base import BlockComplete, BlockStart, TextDelta
 
 RESULT_LINES = 4
 _INPUT_KEYS = ("command", "file_path", "pattern", "path", "url", "query", "description")
@@ -131,6 +131,10 @@ class Renderer:
                 self.console.file.flush()
         elif isinstance(inner, BlockStart) and inner.block_type != "text":
             self.end_text()
+        elif isinstance(inner, BlockComplete) and isinstance(inner.block, ToolUseBlock):
+            # Tools start (and may ask permission) as soon as their block completes, before
+            # the whole assistant message arrives: show the call now.
+            self.tool_call(inner.block)
 
     def _message(self, message: Any) -> None:
         if isinstance(message, AssistantMessage):
@@ -177,8 +181,13 @@ class Renderer:
         self.console.print(
             f"[bold cyan]⏺ {block.name}[/]([dim]{_escape(short_input(block.name, block.input))}[/])"
         )
-        if self.animated:
-            self._status = self.console.status(f"Running {block.name}…", spinner="dots")
+        self.resume_spinner()
+
+    def resume_spinner(self) -> None:
+        """Show the spinner again while tool calls are still running (after a prompt)."""
+        if self.animated and self._pending_tools and self._status is None:
+            names = sorted({self.tool_names[t] for t in self._pending_tools})
+            self._status = self.console.status(f"Running {', '.join(names)}…", spinner="dots")
             self._status.start()
 
     def tool_result(self, block: ToolResultBlock) -> None:

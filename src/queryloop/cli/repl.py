@@ -88,6 +88,12 @@ class Repl:
         self.renderer.pause()
         why = f" [dim]({reason})[/]" if reason else ""
         self.console.print(f"[yellow]Allow {tool}({short_input(tool, input)})?[/]{why}")
+        try:
+            return await self._permission_answer()
+        finally:
+            self.renderer.resume_spinner()
+
+    async def _permission_answer(self) -> bool | str:
         while True:
             try:
                 answer = (await self.read_line("[y]es / [n]o / [a]lways > ")).strip().lower()
