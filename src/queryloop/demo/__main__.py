@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[dim]Before: python -m unittest → {'OK' if passed else report}[/]\n")
         result = run_session(project, tmp / "home", args.delay, args.raw)
         passed, report = run_tests(project)
-        _summary(result, passed, report, tmp / "home")
+        _summary(result, passed, report, tmp / "home", args.keep)
         ok = result is not None and not result.get("is_error", True) and passed
         return 0 if ok else 1
     finally:
@@ -111,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _summary(result: dict[str, Any] | None, passed: bool, report: str, home: Path) -> None:
+def _summary(
+    result: dict[str, Any] | None, passed: bool, report: str, home: Path, keep: bool
+) -> None:
     console.rule("Summary")
     if result is None:
         console.print("[red]The command produced no result record.[/]")
@@ -135,7 +137,11 @@ def _summary(result: dict[str, Any] | None, passed: bool, report: str, home: Pat
             f"  cost:         ${result.get('total_cost_usd', 0):.4f} at the model's list "
             "prices (the demo model itself is free)\n"
             f"  session:      {result.get('session_id')} "
-            f"(transcript under {home / 'projects'})",
+            + (
+                f"(transcript under {home / 'projects'})"
+                if keep
+                else "(its transcript goes with the temporary folder; --keep keeps it)"
+            ),
             highlight=False,
         )
     verdict = "[green]PASS[/]" if passed else "[red]FAIL[/]"
