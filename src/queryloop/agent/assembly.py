@@ -23,7 +23,7 @@ from ..providers.base import ModelProvider
 from ..providers.factory import choose_provider, provider_for
 from ..providers.models import ModelInfo, get_model_info
 from ..providers.retry import DEFAULT_RETRY
-from ..session import Transcript, new_session_id, queryloop_home, session_path
+from ..session import LoadedSession, Transcript, new_session_id, queryloop_home, session_path
 from ..tools import builtin_tools
 from ..tools.base import Tool, ToolContext
 from ..tools.builtin.tool_search import ToolSearchTool
@@ -37,7 +37,7 @@ DEFAULT_OUTPUT_TOKENS = 8_192
 
 
 async def assemble(
-    options: AgentOptions, session_id: str | None, *, resumed_from: Path | None = None
+    options: AgentOptions, session_id: str | None, *, resumed: LoadedSession | None = None
 ) -> Runtime:
     """Everything one session needs, wired together."""
     home = queryloop_home(options.home)
@@ -47,7 +47,7 @@ async def assemble(
     provider, model = _provider(options, model_name)
     info = get_model_info(model)
     session_id = session_id or new_session_id()
-    transcript = _transcript(options, home, session_id, resumed_from)
+    transcript = _transcript(options, home, session_id, resumed)
     session_dir = transcript.path.parent / session_id if transcript else None
     tool_context = ToolContext(
         cwd=options.cwd,
@@ -110,7 +110,9 @@ async def assemble(
         **{**params.__dict__, "attachments": runtime.turn_attachments}
     )
     runtime.params = params_with_attachments
-    if transcript is not None and resumed_from is None:
+    if resumed is not None:
+        runtime.continue_after(resumed.last_uuid)
+    elif transcript is not None:
         transcript.start(model=model, cwd=str(options.cwd))
     return runtime
 
@@ -145,11 +147,12 @@ def _provider(options: AgentOptions, model_name: str) -> tuple[ModelProvider, st
 
 
 def _transcript(
-    options: AgentOptions, home: Path, session_id: str, resumed_from: Path | None
+    options: AgentOptions, home: Path, session_id: str, resumed: LoadedSession | None
 ) -> Transcript | None:
     if not options.persist:
         return None
-    path = resumed_from or session_path(session_id, options.cwd, home)
+    path = resumed.path if resumed is not None and resumed.path else None
+    path = path or session_path(session_id, options.cwd, home)
     # Each record is written straight to the kernel (kill -9 safe); fsync runs once per
     # prompt (Runtime.sync) instead of per message, which would cost milliseconds each.
     return Transcript(path, session_id, fsync=False)

@@ -17,6 +17,7 @@ from ..messages.constructors import text_of, tool_result_message, tool_uses_of
 from ..messages.types import AssistantMessage, Message, UserMessage
 from ..messages.usage import Usage
 from ..providers.base import MessageComplete
+from ..session import LoadedSession
 from .assembly import assemble
 from .options import AgentOptions
 from .result import RunResult
@@ -47,6 +48,7 @@ class Agent:
         self.turns = 0
         self.last_terminal: TerminalEvent | None = None
         self._session_id = self.options.session_id
+        self._resume: LoadedSession | None = None
 
     # ---- construction -------------------------------------------------------------------
 
@@ -62,8 +64,10 @@ class Agent:
         loaded = load_transcript(path)
         agent = cls(model, session_id=loaded.session_id, **options)
         agent._messages = list(loaded.messages)
-        agent.usage = loaded.usage if hasattr(loaded, "usage") else Usage()
-        agent._resumed_from = path
+        agent.usage = loaded.usage
+        agent.cost_usd = loaded.cost_usd
+        agent.turns = loaded.responses
+        agent._resume = loaded
         return agent
 
     @classmethod
@@ -77,14 +81,10 @@ class Agent:
             return cls(model, **options)
         return cls.resume(latest, model, **options)
 
-    _resumed_from: Path | None = None
-
     async def _ensure_runtime(self) -> Runtime:
         async with self._setup_lock:
             if self._runtime is None:
-                self._runtime = await assemble(
-                    self.options, self._session_id, resumed_from=self._resumed_from
-                )
+                self._runtime = await assemble(self.options, self._session_id, resumed=self._resume)
                 self._session_id = self._runtime.session_id
                 self._messages = await self._runtime.on_session_start(self._messages)
             return self._runtime

@@ -63,6 +63,10 @@ class Runtime:
             self.transcript.append(message, parent_uuid=self._last_uuid)
         self._last_uuid = message.uuid
 
+    def continue_after(self, last_uuid: str | None) -> None:
+        """Chain the next appended message to a resumed transcript's last message."""
+        self._last_uuid = last_uuid
+
     def record_usage(self, usage: Usage, model: str) -> None:
         """Write a usage record (tokens and cost) for one response."""
         if self.transcript is not None:
