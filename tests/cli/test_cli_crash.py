@@ -58,3 +58,26 @@ def test_sigkill_during_tool_call_then_resume(tmp_path: Path) -> None:
     assert [(b["tool_use_id"], b.get("is_error")) for b in tool_results] == [("toolu_slow_1", True)]
     # The repair is on disk too: loading again finds nothing left to repair.
     assert load_transcript(transcript).repaired == ()
+
+
+def test_sigint_in_print_mode_aborts_cleanly_with_130(tmp_path: Path) -> None:
+    long_text = " ".join(f"w{i}" for i in range(3000))
+    with MessagesServer([turn(text(long_text))], event_delay=0.02) as server:
+        proc = subprocess.Popen(
+            [*COMMAND, "-p", "talk", "--output-format", "stream-json",
+             "--include-partial-messages"],
+            cwd=project(tmp_path), env=cli_env(server.base_url, tmp_path),
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if '"text_delta"' in line:
+                break  # the answer is streaming
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stdout.read()
+        proc.wait(timeout=60)
+        proc.stdout.close()
+    assert proc.returncode == 130
+    result = json.loads(rest.strip().splitlines()[-1])
+    assert result["type"] == "result" and result["terminal_reason"] == "aborted_streaming"
+    assert "w2999" not in rest
