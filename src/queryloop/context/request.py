@@ -18,15 +18,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias, cast
 
 from ..errors import ConfigError
-from ..messages import normalize_messages_for_api
 from ..messages.api_types import ApiSystemBlock, ApiTool
-from ..messages.constructors import user_message
+from ..messages.constructors import meta_user_message, user_message
+from ..messages.incremental import IncrementalNormalizer
 from ..messages.types import Message
 from ..providers.base import ModelRequest
 from ..tools.base import Tool, ToolContext
 from .cache import CACHE_TTLS, apply_cache_breakpoints
 from .deferred import DeferredSource, loaded_deferred_tools
-from .user_context import prepend_user_context
+from .user_context import render_user_context
 
 ToolLike: TypeAlias = Tool | ApiTool | Mapping[str, Any]
 
@@ -108,6 +108,14 @@ class RequestBuilder:
         for tool in tools:
             self.schemas.schema(tool)  # serialize now: the session's bytes are fixed here
         self._user_context = dict(user_context or {})
+        # One context message object for the whole session: the incremental normalizer
+        # recognises the unchanged history by identity (prepend_user_context's text).
+        self._context_message: list[Message] = (
+            [meta_user_message(render_user_context(self._user_context))]
+            if self._user_context
+            else []
+        )
+        self._normalizer = IncrementalNormalizer()
         self._deferred = deferred_tools
         self._tool_context = tool_context
 
@@ -135,8 +143,8 @@ class RequestBuilder:
         placed on copies. Loaded deferred tools, then `extra_tools`, follow the session's tools.
         """
         tools = self._tools(extra_tools)
-        history = prepend_user_context(messages, self._user_context)
-        api_messages = normalize_messages_for_api(
+        history = [*self._context_message, *messages]
+        api_messages = self._normalizer.normalize(
             history, tools, thinking_enabled=self.thinking_enabled
         )
         system, api_messages = apply_cache_breakpoints(

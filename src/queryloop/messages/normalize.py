@@ -56,7 +56,9 @@ __all__ = [
     "pair_tool_results",
     "render_attachments",
     "reorder_attachments",
+    "run_passes",
     "strip_thinking",
+    "tool_names",
     "tool_results_first",
 ]
 
@@ -92,21 +94,27 @@ def normalize_messages_for_api(
     `thinking_enabled` must match the request's `thinking` parameter. The input is not
     modified; the same input always gives the same output, byte for byte.
     """
-    ctx = NormalizeContext(
-        tool_names=frozenset(str(t.get("name", "")) for t in tools or ()),
-        thinking_enabled=thinking_enabled,
-    )
-    state: Any = list(messages)
+    ctx = NormalizeContext(tool_names=tool_names(tools), thinking_enabled=thinking_enabled)
+    result: list[ApiMessage] = run_passes(list(messages), ctx, PASSES)
+    return result
+
+
+def tool_names(tools: Sequence[Mapping[str, Any]] | None) -> frozenset[str]:
+    """The names of a request's tool definitions (what `NormalizeContext.tool_names` holds)."""
+    return frozenset(str(t.get("name", "")) for t in tools or ())
+
+
+def run_passes(state: Any, ctx: NormalizeContext, passes: Sequence[tuple[str, Pass]]) -> Any:
+    """Run `passes` in order on `state` (the first pass gets a list of internal messages)."""
     # The passes allocate many small dicts and lists but never a reference cycle, so the
     # cyclic garbage collector has nothing to find; pausing it keeps the time linear (its
     # full collections would rescan the whole, long-lived history again and again).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for _name, run in PASSES:
+        for _name, run in passes:
             state = run(state, ctx)
     finally:
         if collecting:
             gc.enable()
-    result: list[ApiMessage] = state
-    return result
+    return state

@@ -21,7 +21,10 @@ Draft: TypeAlias = tuple[str, list[ApiContentBlock], str]
 
 @dataclass(frozen=True, slots=True)
 class NormalizeContext:
-    """What the passes know about the request: tool names and whether thinking is on."""
+    """What the passes know about the request: tool names, whether thinking is on, and
+    whether the input continues an already normalized prefix (`continuation`: the array is
+    the tail of a longer one, so no leading placeholder is inserted; see incremental.py)."""
 
     tool_names: frozenset[str] = frozenset()
     thinking_enabled: bool = True
+    continuation: bool = False

@@ -149,15 +149,16 @@ def ensure_alternation(messages: list[ApiMessage], ctx: NormalizeContext) -> lis
     """First message user, roles alternating, and a valid final assistant message.
 
     Needs: paired messages. Inserts a placeholder user message when the array starts with
-    the assistant; merges any consecutive same roles; strips trailing whitespace from a
-    final assistant message (prefill), dropping blocks that become empty; with thinking on,
+    the assistant (not for a `continuation`: its prefix starts the request); merges any
+    consecutive same roles; strips trailing whitespace from a final assistant message
+    (prefill), dropping blocks that become empty; with thinking on,
     appends a short user message after a final assistant message (the API accepts prefill
     with thinking only when it starts with a thinking block, and a finished answer is not
     something to continue).
     Guarantees: a request-ready array (possibly empty when nothing reached the API).
     """
     out = merge_same_roles(messages)
-    if out and out[0]["role"] == "assistant":
+    if out and out[0]["role"] == "assistant" and not ctx.continuation:
         out.insert(
             0, {"role": "user", "content": [{"type": "text", "text": LEADING_PLACEHOLDER_TEXT}]}
         )
