@@ -60,7 +60,9 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
         return trust_folder(target, stdout)
     prompt = options.prompt
     piped = not _isatty(stdin)
-    if options.print_mode or (piped and prompt is None):
+    # Without a terminal there is no REPL: a piped or redirected stdin means print mode.
+    # stdin is read only when no prompt was given, so a prompt never waits on an open pipe.
+    if options.print_mode or piped:
         if not prompt and piped:
             prompt = stdin.read().strip()
         if not prompt:
