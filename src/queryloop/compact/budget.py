@@ -49,13 +49,17 @@ def apply_tool_result_budget(
     default_max_chars: int = 50_000,
     per_message_max_chars: int = 200_000,
     cache: BudgetCache | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> BudgetResult:
     """Replace oversized tool results by a preview plus the path of the full output.
 
     `cache` keeps decisions across calls (pass the same mapping every turn); without it
-    the function is still idempotent because an already replaced result is recognised."""
+    the function is still idempotent because an already replaced result is recognised.
+    `names` (tool_use id -> tool name) defaults to the tool calls found in `messages`; the
+    pipeline passes the whole history's when it budgets only the newest turns."""
     decisions: BudgetCache = {} if cache is None else cache
-    names = tool_names_by_id(messages)
+    if names is None:
+        names = tool_names_by_id(messages)
     replaced = 0
     out: list[Message] = []
     for group in _turn_groups(messages):

@@ -72,11 +72,14 @@ def microcompact(
     server_trigger_tokens: int = 100_000,
     server_clear_at_least: int = 20_000,
     clear_cold: bool = True,
+    names: dict[str, str] | None = None,
 ) -> MicrocompactResult:
     """Clear old clearable tool results locally when the cache is cold (and `clear_cold`,
     which the pipeline turns off while the context is small); when it is warm, keep the
-    local content and return the server-side context-management config."""
-    names = tool_names_by_id(messages)
+    local content and return the server-side context-management config. `names` is
+    `tool_names_by_id(messages)` when the caller already has it."""
+    if names is None:
+        names = tool_names_by_id(messages)
     cold = last_assistant_time is None or now - last_assistant_time > cache_ttl_s
     fresh: list[str] = []
     if cold and clear_cold:

@@ -27,6 +27,7 @@ from ..providers.errors import PromptTooLongError
 from .autocompact import AutoCompactTracking, CompactionResult, Summarize
 from .budget import apply_tool_result_budget
 from .collapse import CollapseStore
+from .incremental import StableView, TokenCounter, ToolNameIndex
 from .microcompact import (
     CONTEXT_MANAGEMENT_BETA,
     DEFAULT_CLEARABLE_TOOLS,
@@ -38,7 +39,7 @@ from .reactive import compact_with_retries, reactive_compact
 from .restore import RestoreContext
 from .snip import snip_history
 from .thresholds import CompactThresholds
-from .tokens import estimate_tokens, last_usage_index, token_count_with_estimation
+from .tokens import last_usage_index, token_count_with_estimation
 
 NO_AUTOCOMPACT_SOURCES = frozenset({"compact", "session_memory"})
 
@@ -134,16 +135,22 @@ class CompactionPipeline:
         self._pending: list[tuple[str, int]] = []
         self.collapse = CollapseStore(keep_recent_rounds=config.collapse_keep_recent_rounds)
         self._last_view: list[Message] = []
+        # Identity memos: per-iteration work stays proportional to the new messages.
+        self._tokens = TokenCounter()
+        self._names = ToolNameIndex()
+        self._view_names = ToolNameIndex()
+        self._budget_view = StableView()
+        self._cleared_view = StableView()
 
     # -- token accounting -------------------------------------------------------------
 
     def token_count(self, messages: Sequence[Message]) -> int:
         """Tokens the next request holds: usage + estimate, minus what stages removed since
         that usage was reported."""
-        total = token_count_with_estimation(messages)
         index = last_usage_index(messages)
         if index is None:
-            return total
+            return self._tokens.total(messages)
+        total = token_count_with_estimation(messages)
         anchor = messages[index].uuid
         return max(0, total - sum(t for a, t in self._pending if a == anchor))
 
@@ -190,7 +197,7 @@ class CompactionPipeline:
             compaction, tracking = await self._autocompact(view, tracking)
             if compaction is not None:
                 view = list(compaction.messages)
-                count = estimate_tokens(view)
+                count = self._tokens.total(view)
         self._last_view = view
         return PreprocessResult(
             messages_for_query=view,
@@ -208,14 +215,20 @@ class CompactionPipeline:
 
     def _cheap_stages(self, messages: Sequence[Message]) -> tuple[list[Message], int]:
         cfg = self.config
-        view = apply_tool_result_budget(
-            messages,
-            session_dir=self._session_dir,
-            per_tool_max_chars=cfg.per_tool_max_chars,
-            default_max_chars=cfg.default_max_chars,
-            per_message_max_chars=cfg.per_message_max_chars,
-            cache=self._budget_cache,
-        ).messages
+        names = self._names.names(messages)
+
+        def budget(part: Sequence[Message]) -> list[Message]:
+            return apply_tool_result_budget(
+                part,
+                session_dir=self._session_dir,
+                per_tool_max_chars=cfg.per_tool_max_chars,
+                default_max_chars=cfg.default_max_chars,
+                per_message_max_chars=cfg.per_message_max_chars,
+                cache=self._budget_cache,
+                names=names,
+            ).messages
+
+        view = self._budget_view.update(messages, None, budget)
         threshold = self.thresholds.autocompact
         if not cfg.snip_enabled or self.token_count(view) < cfg.snip_at_fraction * threshold:
             return view, 0
@@ -234,7 +247,8 @@ class CompactionPipeline:
         cfg = self.config
         if not cfg.microcompact_enabled:
             return view, None, 0
-        baseline = clear_results(view, self._cleared)
+        cleared = frozenset(self._cleared)
+        baseline = self._cleared_view.update(view, cleared, lambda p: clear_results(p, cleared))
         gate = cfg.microcompact_at_fraction * self.thresholds.autocompact
         result = microcompact(
             baseline,
@@ -247,9 +261,10 @@ class CompactionPipeline:
             server_trigger_tokens=self.thresholds.warning or self.thresholds.autocompact,
             server_clear_at_least=cfg.server_clear_at_least,
             clear_cold=self.token_count(baseline) >= gate,
+            names=self._view_names.names(baseline),
         )
         self._cleared.update(result.cleared_tool_use_ids)
-        freed = estimate_tokens(baseline) - estimate_tokens(result.messages)
+        freed = self._tokens.difference(baseline, result.messages)
         self._record_freed(result.messages, freed)
         return result.messages, result.context_management, freed
 
@@ -268,12 +283,12 @@ class CompactionPipeline:
             return projected, 0
         # At the threshold: commit the staged spans instead of summarizing everything.
         committed = self.collapse.project(projected)
-        freed = estimate_tokens(projected) - estimate_tokens(committed)
+        freed = self._tokens.difference(projected, committed)
         self._record_freed(committed, freed)
         return committed, freed
 
     def _stage(self, view: Sequence[Message], count: int, target: int) -> int:
-        target_estimate = estimate_tokens(view) - max(0, count - target)
+        target_estimate = self._tokens.total(view) - max(0, count - target)
         return self.collapse.stage(view, target_estimate)
 
     def restore_context(self) -> RestoreContext:
@@ -325,11 +340,11 @@ class CompactionPipeline:
             return False
         view = self._last_view
         if not self.collapse.staged and view:
-            self.collapse.stage(view, estimate_tokens(view) // 2)
+            self.collapse.stage(view, self._tokens.total(view) // 2)
         if not self.collapse.drain():
             return False
         projected = self.collapse.project(view)
-        self._record_freed(projected, estimate_tokens(view) - estimate_tokens(projected))
+        self._record_freed(projected, self._tokens.difference(view, projected))
         self._last_view = projected
         return True
 
