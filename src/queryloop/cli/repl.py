@@ -45,6 +45,7 @@ class Repl:
         self._turn_task: asyncio.Task[None] | None = None
         self._interrupts = 0
         self._aborting = False
+        self.status_line = ""
 
     def _make_agent(self, options: CliOptions) -> Any:
         if self._agent_factory is not None:
@@ -72,6 +73,8 @@ class Repl:
             return await plain_read_line(prompt, self.console)
         if self._session is None:
             self._session = _prompt_session(self)
+        # The toolbar is redrawn on every key press: compute the status once per prompt.
+        self.status_line = self.status()
         result: str = await self._session.prompt_async(prompt)
         return result
 
@@ -281,7 +284,7 @@ def _prompt_session(repl: Repl) -> Any:
     return PromptSession(
         history=FileHistory(str(home / "history")),
         key_bindings=bindings,
-        bottom_toolbar=lambda: repl.status(),
+        bottom_toolbar=lambda: repl.status_line,
         multiline=False,
     )
 
