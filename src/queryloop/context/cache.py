@@ -15,6 +15,7 @@ blocks and the message history are never modified.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -45,11 +46,34 @@ def count_breakpoints(
 ) -> int:
     """How many cache_control markers a request carries (system, tools and message blocks)."""
     n = sum("cache_control" in b for b in system) + sum("cache_control" in t for t in tools)
-    for m in messages:
-        content = m.get("content")
-        if isinstance(content, list):
-            n += sum(isinstance(b, Mapping) and "cache_control" in b for b in content)
-    return n
+    return n + sum(_message_markers(m) for m in messages)
+
+
+def _message_markers(message: Mapping[str, Any]) -> int:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(isinstance(b, Mapping) and "cache_control" in b for b in content)
+
+
+class BreakpointCounter:
+    """The markers already inside a growing message array, counting only messages that are
+    not the very objects counted last time (a request's normalized history is shared with
+    the previous request's up to its newest turns)."""
+
+    def __init__(self) -> None:
+        self._seen: list[Mapping[str, Any]] = []
+        self._sums: list[int] = [0]
+
+    def count(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        """`count_breakpoints((), messages)`."""
+        same = list(map(operator.is_, messages, self._seen))
+        keep = same.index(False) if False in same else len(same)
+        sums = self._sums[: keep + 1]
+        for message in messages[keep:]:
+            sums.append(sums[-1] + _message_markers(message))
+        self._seen, self._sums = list(messages), sums
+        return sums[-1]
 
 
 def apply_cache_breakpoints(
@@ -58,16 +82,22 @@ def apply_cache_breakpoints(
     *,
     ttl: str | None,
     tools: Sequence[Mapping[str, Any]] = (),
+    counter: BreakpointCounter | None = None,
 ) -> tuple[list[ApiSystemBlock], list[ApiMessage]]:
     """Copies of `system` and `messages` with the request's breakpoints; None ttl adds none.
 
-    `tools` is only counted towards the limit (it never receives a marker).
+    `tools` is only counted towards the limit (it never receives a marker). A session's
+    `counter` counts the markers already in `messages` incrementally (same result).
     """
     out_system, out_messages = list(system), list(messages)
     if ttl is None:
         return out_system, out_messages
     marker = cache_control(ttl)
-    budget = MAX_CACHE_BREAKPOINTS - count_breakpoints(system, messages, tools)
+    if counter is None:
+        present = count_breakpoints(system, messages, tools)
+    else:
+        present = count_breakpoints(system, (), tools) + counter.count(messages)
+    budget = MAX_CACHE_BREAKPOINTS - present
     if budget > 0 and _mark_last_block(out_messages, marker):
         budget -= 1
     eligible = [i for i, b in enumerate(out_system) if b.get("text", "").strip()]

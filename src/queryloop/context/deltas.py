@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..messages.types import Attachment, AttachmentMessage, Message
+from ..messages.types import Attachment, Message
 from .kinds import AttachmentType
+from .scan import attachments_of
 
 if TYPE_CHECKING:
     from .attachments import AttachmentContext
@@ -30,9 +31,7 @@ def announced_names(
 ) -> set[str]:
     """The names the history's `kind` deltas left announced (added minus later removed)."""
     announced: set[str] = set()
-    for m in messages:
-        if not isinstance(m, AttachmentMessage) or m.attachment.type != kind:
-            continue
+    for m in attachments_of(messages, kind):
         announced.update(_names(m.attachment.data.get(added_key)))
         announced.difference_update(_names(m.attachment.data.get(removed_key)))
     return announced

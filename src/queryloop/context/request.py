@@ -24,7 +24,7 @@ from ..messages.incremental import IncrementalNormalizer
 from ..messages.types import Message
 from ..providers.base import ModelRequest
 from ..tools.base import Tool, ToolContext
-from .cache import CACHE_TTLS, apply_cache_breakpoints
+from .cache import CACHE_TTLS, BreakpointCounter, apply_cache_breakpoints
 from .deferred import DeferredSource, loaded_deferred_tools
 from .user_context import render_user_context
 
@@ -116,6 +116,7 @@ class RequestBuilder:
             else []
         )
         self._normalizer = IncrementalNormalizer()
+        self._breakpoints = BreakpointCounter()
         self._deferred = deferred_tools
         self._tool_context = tool_context
 
@@ -148,7 +149,7 @@ class RequestBuilder:
             history, tools, thinking_enabled=self.thinking_enabled
         )
         system, api_messages = apply_cache_breakpoints(
-            self._system, api_messages, ttl=self.cache_ttl
+            self._system, api_messages, ttl=self.cache_ttl, counter=self._breakpoints
         )
         return ModelRequest(
             model=model or self.model,

@@ -9,7 +9,7 @@ old attachments simply allows a fresh announcement.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ...messages.blocks import ToolResultBlock, ToolUseBlock
 from ...messages.types import AssistantMessage, Attachment, AttachmentMessage, Message, UserMessage
 from ..kinds import AttachmentType
+from ..scan import attachments_of
 from ..user_context import MEMORY_FILE_NAMES, read_memory_file
 
 if TYPE_CHECKING:
@@ -139,10 +140,8 @@ def _announced_versions(messages: Sequence[Message]) -> dict[str, tuple[int, int
     return versions
 
 
-def _attachments(messages: Sequence[Message], kind: str) -> Iterator[AttachmentMessage]:
-    for m in messages:
-        if isinstance(m, AttachmentMessage) and m.attachment.type == kind:
-            yield m
+def _attachments(messages: Sequence[Message], kind: str) -> list[AttachmentMessage]:
+    return attachments_of(messages, kind)
 
 
 def _recent_tool_paths(messages: Sequence[Message]) -> list[str]:

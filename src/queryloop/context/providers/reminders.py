@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ...messages.blocks import ToolUseBlock
 from ...messages.types import AssistantMessage, Attachment, AttachmentMessage, Message
 from ..kinds import AttachmentType
+from ..scan import attachments_of
 
 if TYPE_CHECKING:
     from ..attachments import AttachmentContext
@@ -31,10 +32,9 @@ async def date_change(ctx: AttachmentContext, messages: Sequence[Message]) -> li
     (the date in the user context). Without either there is nothing to compare to.
     """
     last = ctx.initial_date.isoformat() if ctx.initial_date else None
-    for m in reversed(messages):
-        if isinstance(m, AttachmentMessage) and m.attachment.type == AttachmentType.DATE_CHANGE:
-            last = str(m.attachment.data.get("date"))
-            break
+    earlier = attachments_of(messages, AttachmentType.DATE_CHANGE)
+    if earlier:
+        last = str(earlier[-1].attachment.data.get("date"))
     today = ctx.now().date().isoformat()
     if last is None or today == last:
         return []
