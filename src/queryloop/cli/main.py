@@ -6,7 +6,6 @@ Nothing heavy is imported at module level (no SDKs, no prompt_toolkit, no rich),
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -118,21 +117,14 @@ def make_agent(options: CliOptions, **extra: Any) -> Any:
 
 
 def check_credentials(model: str | None) -> None:
-    """Fail early, in one line, when no model API can be reached without a key."""
-    name = model or os.environ.get("QUERYLOOP_MODEL") or ""
-    env = os.environ
-    if name.startswith("openai:"):
-        if not (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")):
-            raise UsageError(
-                f"model {name!r} needs OPENAI_BASE_URL (a local server such as Ollama) "
-                "or OPENAI_API_KEY"
-            )
-        return
-    if not (env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")):
-        raise UsageError(
-            "no API key: set ANTHROPIC_API_KEY, or use a local model with "
-            "OPENAI_BASE_URL=http://localhost:11434/v1 and --model openai:<name>"
-        )
+    """Fail early, in one line, when no provider can serve `model` (no key, no server).
+
+    Uses the providers' own choice rules, so `ollama:NAME` needs no key and an unprefixed
+    non-Claude model with OPENAI_BASE_URL goes to that server. Raises ConfigError.
+    """
+    from ..providers.factory import choose_provider
+
+    choose_provider(model)
 
 
 def report_error(exc: BaseException, *, verbose: bool) -> int:
