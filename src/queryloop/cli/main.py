@@ -66,11 +66,9 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
             prompt = stdin.read().strip()
         if not prompt:
             raise UsageError("no prompt: pass -p PROMPT, or pipe the prompt on stdin")
-        check_credentials(options.model)
         import asyncio
 
         return asyncio.run(_print(options, prompt, stdout))
-    check_credentials(options.model)
     from .repl import run_repl
 
     return run_repl(options)
@@ -114,17 +112,6 @@ def make_agent(options: CliOptions, **extra: Any) -> Any:
     if path is not None:
         return Agent.resume(path, options.model, **kwargs)
     return Agent(options.model, **kwargs)
-
-
-def check_credentials(model: str | None) -> None:
-    """Fail early, in one line, when no provider can serve `model` (no key, no server).
-
-    Uses the providers' own choice rules, so `ollama:NAME` needs no key and an unprefixed
-    non-Claude model with OPENAI_BASE_URL goes to that server. Raises ConfigError.
-    """
-    from ..providers.factory import choose_provider
-
-    choose_provider(model)
 
 
 def report_error(exc: BaseException, *, verbose: bool) -> int:
