@@ -60,7 +60,9 @@ class Transcript:
 
     def append_record(self, record: Mapping[str, Any]) -> None:
         """Write one record as one line and make it durable before returning."""
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        # default=str: a stray Path or datetime in metadata must not crash the session;
+        # it is stored as text (readable, if no longer typed).
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
         fd = self._open()
         data = line.encode("utf-8")
         written = 0
