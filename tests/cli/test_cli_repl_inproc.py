@@ -25,6 +25,7 @@ async def test_repl_permission_prompt_and_slash_commands(
         turn(text("I'll run it."), tool_use("Bash", {"command": "echo perm-check"})),
         turn(text("Understood, not running it.")),
         turn(text("Hi again.")),
+        turn(text("<summary>The user asked to run a command; it was denied.</summary>")),
     ]
     with MessagesServer(script) as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
@@ -39,6 +40,7 @@ async def test_repl_permission_prompt_and_slash_commands(
             "/context",
             "/model claude-haiku-4-5",
             "hello again",
+            "/compact keep the numbers",
             lambda: seen.setdefault("first", repl.agent.session_id) and "/clear",
             "/nonsense",
             "/help",
@@ -69,6 +71,7 @@ async def test_repl_permission_prompt_and_slash_commands(
     assert "system prompt" in out and "free" in out and "█" in out
     assert "Switched to claude-haiku-4-5." in out
     assert requests[2]["model"] == "claude-haiku-4-5" and "run it" in json.dumps(requests[2])
+    assert "keep the numbers" in json.dumps(requests[3]) and "Compacted" in out
     assert "Started a fresh conversation" in out and "Unknown command /nonsense" in out
     assert "/compact" in out  # the help text
     assert f"Resumed session {seen['first']}" in out
