@@ -57,9 +57,9 @@ def _message_markers(message: Mapping[str, Any]) -> int:
 
 
 class BreakpointCounter:
-    """The markers already inside a growing message array, counting only messages that are
-    not the very objects counted last time (a request's normalized history is shared with
-    the previous request's up to its newest turns)."""
+    """The markers already inside a growing message array, counting only the messages after
+    the longest prefix shared with the last array counted (a request's normalized history
+    is the previous request's plus its newest turns)."""
 
     def __init__(self) -> None:
         self._seen: list[Mapping[str, Any]] = []
@@ -67,8 +67,14 @@ class BreakpointCounter:
 
     def count(self, messages: Sequence[Mapping[str, Any]]) -> int:
         """`count_breakpoints((), messages)`."""
-        same = list(map(operator.is_, messages, self._seen))
-        keep = same.index(False) if False in same else len(same)
+        n = min(len(messages), len(self._seen))
+        # List equality compares by identity first (C speed), then by value; value-equal
+        # messages carry the same markers, so either way their counts can be reused.
+        if list(messages[:n]) == self._seen[:n]:
+            keep = n
+        else:
+            same = list(map(operator.is_, messages, self._seen))
+            keep = same.index(False) if False in same else len(same)
         sums = self._sums[: keep + 1]
         for message in messages[keep:]:
             sums.append(sums[-1] + _message_markers(message))

@@ -11,7 +11,6 @@ semantics are exactly those of the full scan.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -57,7 +56,7 @@ def _index(messages: Sequence[Message]) -> _Index:
 
 
 def _extends(current: Sequence[Message], previous: Sequence[Message]) -> bool:
-    # The scanned list holds messages[0], so its id cannot have been reused by another object.
-    if len(current) < len(previous) or not previous:
-        return False
-    return all(map(operator.is_, current, previous))
+    # List equality compares by identity first (C speed), then by value: messages are
+    # immutable values, so a value-equal prefix holds the same attachments either way.
+    n = len(previous)
+    return 0 < n <= len(current) and list(current[:n]) == previous

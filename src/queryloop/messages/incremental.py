@@ -28,7 +28,6 @@ the array is normalized in full. The property tests compare both, byte for byte.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -180,11 +179,13 @@ class IncrementalNormalizer:
 
 
 def _continues(current: list[Message], cp: _Checkpoint) -> bool:
-    """True when `current` starts with the checkpoint's very objects and its anchor."""
+    """True when `current` starts with the checkpoint's messages and its anchor."""
     n = len(cp.inputs)
     if len(current) <= n or current[n] is not cp.anchor:
         return False
-    return all(map(operator.is_, current, cp.inputs))
+    # List equality compares by identity first (C speed) and then by value; messages are
+    # immutable values and normalization is a function of the values, so both are sound.
+    return current[:n] == cp.inputs
 
 
 def _message_ids(messages: Iterable[Message]) -> Iterable[str]:
