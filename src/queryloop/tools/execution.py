@@ -30,7 +30,6 @@ from .base import (
 )
 from .output import ResultContent, format_validation_error, truncate_content
 
-
 HARD_CAP_FACTOR = 20
 """A result is cut (head and tail kept) only above this many times the tool's maximum."""
 
