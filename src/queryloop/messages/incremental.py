@@ -17,7 +17,8 @@ the checkpoint is only placed at a *safe split* j, with thinking off, where:
   before j, so no split response is joined across j;
 * the prefix's own normalized output is non-empty and ends with a user message, so no pass
   that merges neighbours (pairing, `merge_same_roles`) joins across j;
-* no tombstone exists anywhere (a tombstone can void a message on either side);
+* no tombstone voids a message on the other side of j, nor ``cur[j]`` itself (so removing
+  voided messages treats both sides alone);
 * no tool_use or tool_result in the tail names a tool_use id of the prefix, so pairing
   (which matches results to uses globally and drops repeated ids) treats both sides alone.
 
@@ -59,6 +60,10 @@ class _Checkpoint:
     """tool_use ids of the prefix (as pairing sees them)."""
     message_ids: set[str]
     """API message ids of the prefix's assistant messages."""
+    uuids: set[str]
+    """uuids of the prefix's messages."""
+    targets: set[str]
+    """uuids the prefix's tombstones void."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,19 +101,30 @@ class IncrementalNormalizer:
         ctx = NormalizeContext(tool_names=tool_names(tools), thinking_enabled=thinking_enabled)
         current = list(messages)
         if not thinking_enabled:
-            checkpoint = self._checkpoint
-            if checkpoint is None or checkpoint.ctx != ctx or not _continues(current, checkpoint):
-                checkpoint = self._fresh_checkpoint(current, ctx)
-            if checkpoint is not None:
-                result = self._from_checkpoint(current, checkpoint)
-                if result is not None:
-                    return result
-        # Thinking on (the final-turn rules look back across turns) or no safe split.
-        self._checkpoint = None
+            result = self._incremental(current, ctx)
+            if result is not None:
+                return result
+        # Thinking on (the final-turn rules look back across turns) or no safe split. The
+        # checkpoint stays: a one-off different array (a context-size probe) does not cost
+        # the session's next request a full run.
         self.full_runs += 1
         self.messages_normalized += len(current)
         output: list[ApiMessage] = run_passes(current, ctx, PASSES)
         return output
+
+    def _incremental(
+        self, current: list[Message], ctx: NormalizeContext
+    ) -> list[ApiMessage] | None:
+        checkpoint = self._checkpoint
+        if checkpoint is not None and checkpoint.ctx == ctx and _continues(current, checkpoint):
+            result = self._from_checkpoint(current, checkpoint)
+            if result is not None:
+                return result
+        checkpoint = self._fresh_checkpoint(current, ctx)
+        if checkpoint is None:
+            return None
+        self._checkpoint = checkpoint
+        return self._from_checkpoint(current, checkpoint)
 
     def reset(self) -> None:
         """Forget the checkpoint (the next call normalizes from scratch)."""
@@ -129,29 +145,31 @@ class IncrementalNormalizer:
     def _fresh_checkpoint(
         self, current: list[Message], ctx: NormalizeContext
     ) -> _Checkpoint | None:
-        self._checkpoint = None
-        if any(isinstance(m, TombstoneMessage) for m in current):
-            return None
         split = _last_safe_split(current, 0, set())
         if split is None:
             return None
         prefix = self._run(current[:split], ctx)
         if not prefix.ends_with_user:
             return None
-        self._checkpoint = _Checkpoint(
+        uuids, targets = _uuids_and_targets(current[:split])
+        return _Checkpoint(
             ctx=ctx,
             inputs=current[:split],
             anchor=current[split],
             output=prefix.output,
             tool_ids=prefix.use_ids,
             message_ids=set(_message_ids(current[:split])),
+            uuids=uuids,
+            targets=targets,
         )
-        return self._checkpoint
 
     def _from_checkpoint(self, current: list[Message], cp: _Checkpoint) -> list[ApiMessage] | None:
         start = len(cp.inputs)
         tail = current[start:]
-        if any(isinstance(m, TombstoneMessage) for m in tail):
+        uuids, targets = _uuids_and_targets(tail)
+        if not (targets.isdisjoint(cp.uuids) and cp.targets.isdisjoint(uuids)):
+            return None  # a tombstone voids a message across the split
+        if cp.anchor.uuid in targets:
             return None
         run = self._run(tail, replace(cp.ctx, continuation=True))
         if not cp.tool_ids.isdisjoint(run.use_ids) or not cp.tool_ids.isdisjoint(run.result_ids):
@@ -176,16 +194,25 @@ class IncrementalNormalizer:
         cp.anchor = current[split]
         cp.tool_ids |= part.use_ids
         cp.message_ids |= set(_message_ids(current[start:split]))
+        uuids, targets = _uuids_and_targets(current[start:split])
+        cp.uuids |= uuids
+        cp.targets |= targets
 
 
 def _continues(current: list[Message], cp: _Checkpoint) -> bool:
     """True when `current` starts with the checkpoint's messages and its anchor."""
     n = len(cp.inputs)
-    if len(current) <= n or current[n] is not cp.anchor:
+    if len(current) <= n or current[n] != cp.anchor:
         return False
     # List equality compares by identity first (C speed) and then by value; messages are
     # immutable values and normalization is a function of the values, so both are sound.
     return current[:n] == cp.inputs
+
+
+def _uuids_and_targets(messages: Sequence[Message]) -> tuple[set[str], set[str]]:
+    """The messages' uuids, and the uuids their tombstones void."""
+    targets = {m.target_uuid for m in messages if isinstance(m, TombstoneMessage)}
+    return {m.uuid for m in messages}, targets
 
 
 def _message_ids(messages: Iterable[Message]) -> Iterable[str]:
