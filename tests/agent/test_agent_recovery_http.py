@@ -149,3 +149,21 @@ async def test_abort_during_a_running_bash_tool(tmp_path: Path) -> None:
     results = [b for m in last for b in m["content"] if b["type"] == "tool_result"]
     assert results and results[0]["is_error"] is True
     assert_valid(server)
+
+
+async def test_tool_call_cut_by_max_tokens_escalates(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n")
+    big_input = {"file_path": "notes.txt", "offset": 1, "limit": 5, "_pad": "p" * 600}
+    script = [
+        turn(text("Reading the notes."), tool_use("Read", big_input)),
+        turn(text("Reading the notes."), tool_use("Read", big_input)),
+        turn(text("done")),
+    ]
+    with MessagesServer(script) as server:
+        agent = agent_for(server, tmp_path, max_tokens=60)
+        transitions, terminal = await run(agent, "read the notes")
+        await agent.aclose()
+    assert transitions[0] is Continue.MAX_OUTPUT_TOKENS_ESCALATE
+    assert terminal.reason is Terminal.COMPLETED
+    assert server.requests[1]["max_tokens"] > 60
+    assert_valid(server)

@@ -130,10 +130,29 @@ def test_ping_unknown_events_and_unknown_blocks_are_ignored() -> None:
     assert asm.feed({"type": "message_stop"})[0].response.content == ()  # type: ignore[union-attr]
 
 
+def _cut_tool_use(asm: StreamAssembler) -> None:
+    asm.feed(_start())
+    asm.feed(_block(0, {"type": "text", "text": ""}))
+    asm.feed(_delta(0, {"type": "text_delta", "text": "Reading."}))
+    asm.feed(_stop(0))
+    asm.feed(_block(1, {"type": "tool_use", "id": "t", "name": "Read", "input": {}}))
+    asm.feed(_delta(1, {"type": "input_json_delta", "partial_json": '{"a": '}))
+    assert asm.feed(_stop(1)) == []
+
+
 def test_invalid_tool_json_is_a_typed_error() -> None:
     asm = StreamAssembler()
-    asm.feed(_start())
-    asm.feed(_block(0, {"type": "tool_use", "id": "t", "name": "Read", "input": {}}))
-    asm.feed(_delta(0, {"type": "input_json_delta", "partial_json": '{"a": '}))
-    with pytest.raises(StreamInterruptedError, match="invalid JSON"):
-        asm.feed(_stop(0))
+    _cut_tool_use(asm)
+    asm.feed({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {}})
+    with pytest.raises(StreamInterruptedError, match="invalid JSON") as caught:
+        asm.feed({"type": "message_stop"})
+    assert [b.type for b in caught.value.completed_blocks] == ["text"]
+
+
+def test_tool_use_cut_at_max_tokens_is_dropped_from_a_complete_reply() -> None:
+    asm = StreamAssembler()
+    _cut_tool_use(asm)
+    asm.feed({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {}})
+    [done] = asm.feed({"type": "message_stop"})
+    assert done.response.stop_reason == "max_tokens"  # type: ignore[union-attr]
+    assert [b.type for b in done.response.content] == ["text"]  # type: ignore[union-attr]

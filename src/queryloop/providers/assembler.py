@@ -64,6 +64,7 @@ class StreamAssembler:
         self._usage: dict[str, Any] = {}
         self._open: dict[int, _OpenBlock] = {}
         self._done: dict[int, AssistantContentBlock] = {}
+        self._truncated: dict[int, StreamInterruptedError] = {}
         self._stop_reason: str | None = None
         self._stop_sequence: str | None = None
         self.response: ModelResponse | None = None
@@ -192,7 +193,13 @@ class StreamAssembler:
         block = self._open.pop(index, None)
         if block is None:
             return []
-        final = self._finalize(index, block)
+        try:
+            final = self._finalize(index, block)
+        except StreamInterruptedError as error:
+            # A tool_use cut off by max_tokens ends with partial JSON. Whether that is a
+            # broken stream or an output-limit stop is known only at message_delta.
+            self._truncated[index] = error
+            return []
         self._done[index] = final
         return [BlockComplete(index=index, block=final)]
 
@@ -231,6 +238,10 @@ class StreamAssembler:
     def _message_stop(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         if self._open:
             raise self.interrupted("message_stop arrived while blocks were still open")
+        if self._truncated and self._stop_reason != "max_tokens":
+            raise next(iter(self._truncated.values()))
+        # At max_tokens the cut-off tool_use is dropped: the reply is complete up to it, and
+        # the loop's output-limit recovery asks for the rest.
         self.response = ModelResponse(
             id=self.message_id or "",
             model=self.model,

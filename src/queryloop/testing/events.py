@@ -24,6 +24,8 @@ from .script import (
 from .tokens import estimate_tokens
 
 TEXT_CHUNK = 12
+PARTIAL_JSON = "_partial_json"
+"""Key of a tool_use block cut by max_tokens: the start of its input JSON."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +56,10 @@ def _block_json(part: Part) -> dict[str, Any]:
 def render_turn(turn: Turn, max_tokens: int) -> RenderedTurn:
     """Assign ids and cut the turn at `max_tokens` output tokens (stop_reason max_tokens).
 
-    Truncation keeps whole blocks while they fit, cuts a text or thinking block to the tokens
-    left, and drops a tool_use that does not fit whole (documented simplification).
+    Truncation keeps whole blocks while they fit and cuts the first block that does not to
+    the tokens left: text and thinking are shortened, a tool_use keeps only the start of its
+    input JSON (`PARTIAL_JSON`, streamed as is and therefore unparseable, as the real API
+    streams a tool call cut by max_tokens).
     """
     blocks: list[dict[str, Any]] = []
     used = 0
@@ -72,6 +76,11 @@ def render_turn(turn: Turn, max_tokens: int) -> RenderedTurn:
             block[key] = block[key][: max(1, (left - 8) * 4)]
             blocks.append(block)
             used += estimate_tokens(block)
+        elif isinstance(part, ToolUsePart) and left > 0:
+            raw = json.dumps(block["input"], ensure_ascii=True)
+            block[PARTIAL_JSON] = raw[: max(1, min(len(raw) - 1, (left - 8) * 4))]
+            blocks.append(block)
+            used = max_tokens
         return RenderedTurn(tuple(blocks), "max_tokens", None, max(1, min(used, max_tokens)))
     return RenderedTurn(tuple(blocks), turn.effective_stop_reason, turn.stop_sequence, max(1, used))
 
@@ -85,7 +94,7 @@ def message_json(
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [dict(b) for b in rendered.blocks],
+        "content": [dict(b) for b in rendered.blocks if PARTIAL_JSON not in b],
         "stop_reason": rendered.stop_reason,
         "stop_sequence": rendered.stop_sequence,
         "usage": {**usage, "output_tokens": rendered.output_tokens, "service_tier": "standard"},
@@ -117,7 +126,7 @@ def block_events(index: int, block: Mapping[str, Any]) -> list[dict[str, Any]]:
         deltas = [{"type": "text_delta", "text": c} for c in _chunks(block["text"], TEXT_CHUNK)]
     elif kind == "tool_use":
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-        raw = json.dumps(block["input"], ensure_ascii=True)
+        raw = block.get(PARTIAL_JSON) or json.dumps(block["input"], ensure_ascii=True)
         # The API's first input_json_delta is empty; then awkward pieces.
         pieces = ["", *awkward_json_chunks(raw)]
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .events import RenderedTurn, awkward_json_chunks
+from .events import PARTIAL_JSON, RenderedTurn, awkward_json_chunks
 from .script import new_id
 
 FINISH_REASONS = {
@@ -55,7 +55,7 @@ def chat_chunks(
         if block["type"] == "text":
             for i in range(0, len(block["text"]), 12):
                 out.append(_chunk(cid, model, {"content": block["text"][i : i + 12]}, None))
-        elif block["type"] == "tool_use":
+        elif block["type"] == "tool_use" and PARTIAL_JSON not in block:
             out.extend(_tool_call_chunks(cid, model, tool_index, block))
             tool_index += 1
     finish = FINISH_REASONS.get(rendered.stop_reason, "stop")
@@ -99,7 +99,7 @@ def chat_completion(rendered: RenderedTurn, *, model: str, prompt_tokens: int) -
             "function": {"name": b["name"], "arguments": json.dumps(b["input"])},
         }
         for b in rendered.blocks
-        if b["type"] == "tool_use"
+        if b["type"] == "tool_use" and PARTIAL_JSON not in b
     ]
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
