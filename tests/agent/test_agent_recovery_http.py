@@ -167,3 +167,35 @@ async def test_tool_call_cut_by_max_tokens_escalates(tmp_path: Path) -> None:
     assert terminal.reason is Terminal.COMPLETED
     assert server.requests[1]["max_tokens"] > 60
     assert_valid(server)
+
+
+async def test_cancelling_the_task_mid_tool_leaves_a_valid_conversation(tmp_path: Path) -> None:
+    script = [turn(tool_use("Bash", {"command": "sleep 30"})), turn(text("ok"))]
+    with MessagesServer(script) as server:
+        agent = agent_for(server, tmp_path)
+        task = asyncio.create_task(agent.run("sleep"))
+        while not any(m.type == "assistant" for m in agent.messages):
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        answered = [
+            b
+            for m in agent.messages
+            if m.type == "user" and not isinstance(m.content, str)
+            for b in m.content
+            if b.type == "tool_result"
+        ]
+        assert len(answered) == 1 and answered[0].is_error  # repaired in the array itself
+        result = await agent.run("again")
+        await agent.aclose()
+    assert result.terminal is Terminal.COMPLETED
+    results = [
+        b
+        for m in server.requests[-1]["messages"]
+        for b in m["content"]
+        if b["type"] == "tool_result"
+    ]
+    assert len(results) == 1 and results[0]["is_error"] is True
+    assert_valid(server)
