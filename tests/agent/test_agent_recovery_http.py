@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from queryloop import Agent
-from queryloop.loop import Continue, Terminal, TerminalEvent, TransitionEvent
+from queryloop.loop import Continue, MessageEvent, Terminal, TerminalEvent, TransitionEvent
 from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import MessagesServer, cut_stream, text, tool_use, turn
 
@@ -173,9 +173,15 @@ async def test_cancelling_the_task_mid_tool_leaves_a_valid_conversation(tmp_path
     script = [turn(tool_use("Bash", {"command": "sleep 30"})), turn(text("ok"))]
     with MessagesServer(script) as server:
         agent = agent_for(server, tmp_path)
-        task = asyncio.create_task(agent.run("sleep"))
-        while not any(m.type == "assistant" for m in agent.messages):
-            await asyncio.sleep(0.05)
+        tool_called = asyncio.Event()
+
+        async def consume() -> None:
+            async for event in agent.stream("sleep"):
+                if isinstance(event, MessageEvent) and event.message.type == "assistant":
+                    tool_called.set()
+
+        task = asyncio.create_task(consume())
+        await tool_called.wait()
         await asyncio.sleep(0.3)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
