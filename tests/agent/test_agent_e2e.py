@@ -163,3 +163,46 @@ async def test_fallback_model_after_repeated_overload(tmp_path: Path, home: Path
     assert models[-1] == "claude-haiku-5-5" and models[0] == "claude-sonnet-5-5"
     assert agent.last_terminal is not None
     assert agent.last_terminal.reason is Terminal.COMPLETED
+
+
+async def test_autocompact_runs_pre_compact_hooks_and_keeps_the_task(
+    tmp_path: Path, home: Path
+) -> None:
+    from queryloop.messages import assistant_message, user_message
+
+    seen: list[dict[str, Any]] = []
+
+    def pre_compact(event: dict[str, Any]) -> dict[str, Any]:
+        seen.append(event)
+        return {"hookSpecificOutput": {"additionalContext": "Mention the word ZEBRA."}}
+
+    summaries: list[str] = []
+
+    def model(body: dict[str, Any]) -> Any:
+        last = str(body["messages"][-1])
+        if "ZEBRA" in last:
+            summaries.append(last)
+            return turn(text("Summary: the task is to count sheep; ZEBRA noted."))
+        return turn(text("Still counting sheep."))
+
+    history = [user_message("Task: count the sheep in the field.")]
+    for i in range(12):
+        history.append(assistant_message(f"Counted batch {i}: " + "sheep " * 400))
+        history.append(user_message(f"next batch {i}"))
+    with MessagesServer(model) as server:
+        agent = make_agent(
+            server,
+            tmp_path,
+            home,
+            history=history,
+            hooks={"PreCompact": [pre_compact]},
+            autocompact_threshold=3_000,
+            context_collapse=False,
+        )
+        result = await agent.run("keep going")
+        await agent.aclose()
+    assert result.terminal is Terminal.COMPLETED
+    assert [e["trigger"] for e in seen] == ["auto"]
+    assert summaries, "the compaction request carried the hook's instructions"
+    assert "count the sheep" in str(server.requests[-1]["messages"])
+    assert_no_violations(server)

@@ -29,7 +29,7 @@ from ..tools.base import Tool, ToolContext
 from ..tools.builtin.tool_search import ToolSearchTool
 from ..tools.mcp import McpManager
 from .options import AgentOptions
-from .runtime import Runtime
+from .runtime import HookedSummarizer, Runtime
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 COMPACTION_MAX_TOKENS = 20_000
@@ -63,7 +63,9 @@ async def assemble(
     hooks = _hooks(options, workspace, session_id, transcript, permission)
     session_context = SessionContext(options.cwd, user_home=home)
     builder = _request_builder(options, model, eager, deferred, session_context, tool_context)
-    compactor = _compactor(options, [*eager, *deferred], info, provider, builder, tool_context)
+    compactor, summarizer = _compactor(
+        options, [*eager, *deferred], info, provider, builder, tool_context, hooks
+    )
     # Like the reference: a capped default output limit (it reserves less of the window),
     # escalated to the model's maximum only when a reply is actually cut off.
     max_tokens = min(options.max_tokens or DEFAULT_OUTPUT_TOKENS, info.max_output_tokens)
@@ -92,6 +94,7 @@ async def assemble(
         model_info=info,
         builder=builder,
         compactor=compactor,
+        summarizer=summarizer,
         hooks=hooks,
         transcript=transcript,
         mcp=mcp,
@@ -261,7 +264,8 @@ def _compactor(
     provider: ModelProvider,
     builder: RequestBuilder,
     tool_context: ToolContext,
-) -> CompactionPipeline:
+    hooks: HookRunner,
+) -> tuple[CompactionPipeline, HookedSummarizer]:
     def build(messages: Sequence[Any], instruction: str) -> Any:
         return builder.build_compaction_request(
             messages, instruction, max_tokens=min(COMPACTION_MAX_TOKENS, info.max_output_tokens)
@@ -271,11 +275,13 @@ def _compactor(
         context_window=options.context_window or info.context_window,
         max_output_tokens=info.max_output_tokens,
         autocompact_threshold_tokens=options.autocompact_threshold,
+        collapse_enabled=options.context_collapse,
         per_tool_max_chars={t.name: t.max_result_chars for t in tools},
         server_context_editing=isinstance(provider, AnthropicProvider),
     )
-    return CompactionPipeline(
-        config,
-        summarize=provider_summarizer(provider, build, abort=tool_context.abort),
-        session_dir=tool_context.session_dir,
+    summarize = HookedSummarizer(
+        provider_summarizer(provider, build, abort=tool_context.abort), hooks
     )
+    return CompactionPipeline(
+        config, summarize=summarize, session_dir=tool_context.session_dir
+    ), summarize

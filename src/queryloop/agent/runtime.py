@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compact import CompactionPipeline
+from ..compact.autocompact import Summarize
 from ..compact.tokens import estimate_tokens
 from ..context import AttachmentContext, RequestBuilder, get_attachment_messages
 from ..hooks import HookRunner
@@ -24,6 +25,24 @@ from ..session import Transcript, new_session_id, session_path
 from ..tools.base import Tool
 from ..tools.mcp import McpManager
 from .options import AgentOptions
+
+
+class HookedSummarizer:
+    """Runs PreCompact hooks before an automatic compaction's summary; a manual /compact
+    (`manual` set) runs them itself, with its instructions. Hook output extends the
+    summary instructions."""
+
+    def __init__(self, inner: Summarize, hooks: HookRunner) -> None:
+        self.inner = inner
+        self.hooks = hooks
+        self.manual = False
+
+    async def __call__(self, messages: Sequence[Message], instruction: str) -> str:
+        if not self.manual:
+            outcome = await self.hooks.pre_compact("auto")
+            if outcome.additional_context:
+                instruction = f"{instruction}\n\n{outcome.additional_context}"
+        return await self.inner(messages, instruction)
 
 
 @dataclass
@@ -45,6 +64,7 @@ class Runtime:
     model_info: ModelInfo
     builder: RequestBuilder
     compactor: CompactionPipeline
+    summarizer: HookedSummarizer
     hooks: HookRunner
     transcript: Transcript | None
     mcp: McpManager | None = None
@@ -159,7 +179,11 @@ class Runtime:
             return None
         extra = outcome.additional_context
         text = "\n\n".join(t for t in (instructions, extra) if t) or None
-        result = await self.compactor.compact(messages, text)
+        self.summarizer.manual = True
+        try:
+            result = await self.compactor.compact(messages, text)
+        finally:
+            self.summarizer.manual = False
         return list(result.messages)
 
     def context_usage(self, messages: Sequence[Message]) -> dict[str, int]:
