@@ -21,6 +21,7 @@ from queryloop import tool
 from queryloop.abort import AbortSignal
 from queryloop.loop import QueryParams, query
 from queryloop.messages import (
+    Message,
     TextBlock,
     ToolUseBlock,
     Usage,
