@@ -1,0 +1,49 @@
+"""The README's Python example runs as written against the local server."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from queryloop.testing import MessagesServer, text, tool_use, turn
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_python_example() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks, "README has a python example"
+    return blocks[0]
+
+
+def test_readme_sdk_example_runs(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("one two three\n")
+    script = [
+        turn(tool_use("word_count", {"text": "one two three"})),
+        turn(text("README.md has 3 words.")),
+        turn(text("It has 1 line.")),
+    ]
+    example = tmp_path / "example.py"
+    example.write_text(readme_python_example())
+    with MessagesServer(script) as server:
+        env = {
+            **os.environ,
+            "ANTHROPIC_API_KEY": "test-key",
+            "ANTHROPIC_BASE_URL": server.base_url,
+            "QUERYLOOP_HOME": str(tmp_path / "home"),
+        }
+        done = subprocess.run(
+            [sys.executable, str(example)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "completed" in done.stdout and "README.md has 3 words." in done.stdout
+    assert len(server.requests) == 3
+    assert [v for v in server.violations if v] == []
