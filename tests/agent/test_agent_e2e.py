@@ -206,3 +206,10 @@ async def test_autocompact_runs_pre_compact_hooks_and_keeps_the_task(
     assert summaries, "the compaction request carried the hook's instructions"
     assert "count the sheep" in str(server.requests[-1]["messages"])
     assert_no_violations(server)
+
+
+def test_unknown_option_is_a_clear_error() -> None:
+    from queryloop.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"unknown Agent option.*max_turn.*valid options"):
+        Agent("claude-sonnet-5-5", max_turn=3)

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..errors import ConfigError
 from ..loop.events import LoopEvent, MessageEvent, StreamDelta, TerminalEvent
 from ..loop.query import query
 from ..loop.reasons import Terminal
@@ -24,6 +25,7 @@ from .result import RunResult
 from .runtime import Runtime
 
 INTERRUPTED_RESULT = "Tool call was interrupted before it finished."
+_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(AgentOptions)) - {"model"}
 
 
 class Agent:
@@ -38,6 +40,14 @@ class Agent:
     """
 
     def __init__(self, model: str | None = None, **options: Any) -> None:
+        """`model` and any field of `AgentOptions` as keywords (tools, system_prompt,
+        max_turns, fallback_model, hooks, permission_mode, can_use_tool, cwd, ...)."""
+        unknown = sorted(set(options) - _OPTION_NAMES)
+        if unknown:
+            raise ConfigError(
+                f"unknown Agent option(s) {', '.join(unknown)}; "
+                f"valid options: {', '.join(sorted(_OPTION_NAMES))}"
+            )
         cwd = Path(options.pop("cwd", None) or Path.cwd()).expanduser().resolve()
         self.options = AgentOptions(model=model, cwd=cwd, **options)
         self._messages: list[Message] = list(self.options.history)
