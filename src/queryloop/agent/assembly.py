@@ -56,8 +56,7 @@ async def assemble(
         session_dir=session_dir,
         env={**workspace.settings.env, **options.env},
     )
-    runtime_parts: dict[str, Any] = {}
-    mcp = await _start_mcp(workspace, runtime_parts)
+    mcp = await _start_mcp(workspace)
     eager, deferred = _tools(options, mcp)
     permission = _permission(options, workspace)
     hooks = _hooks(options, workspace, session_id, transcript, permission)
@@ -100,8 +99,10 @@ async def assemble(
         mcp=mcp,
         deferred_tools=deferred,
         user_context_text="\n".join(session_context.user_context().values()),
-        notices=list(workspace.notices),
     )
+    for notice in [*workspace.notices, *_mcp_notices(mcp)]:
+        runtime.notify(notice)
+    hooks.on_warning = lambda warning: runtime.notify(f"hook warning: {warning}")
     if mcp is not None:
         runtime.exit_stack.push_async_callback(mcp.close)
     if options.provider is None:
@@ -161,12 +162,22 @@ def _transcript(
     return Transcript(path, session_id, fsync=False)
 
 
-async def _start_mcp(workspace: Workspace, _parts: dict[str, Any]) -> McpManager | None:
+async def _start_mcp(workspace: Workspace) -> McpManager | None:
     if not workspace.mcp_servers:
         return None
     manager = McpManager(workspace.mcp_servers, cwd=workspace.cwd)
     await manager.start()
     return manager
+
+
+def _mcp_notices(mcp: McpManager | None) -> list[str]:
+    if mcp is None:
+        return []
+    return [
+        f"MCP server {status.name!r} is unavailable ({status.state}): {status.message}"
+        for status in mcp.statuses().values()
+        if status.state != "connected"
+    ]
 
 
 def _tools(options: AgentOptions, mcp: McpManager | None) -> tuple[list[Tool], list[Tool]]:

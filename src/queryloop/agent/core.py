@@ -112,6 +112,11 @@ class Agent:
         return list(self._messages)
 
     @property
+    def notices(self) -> list[str]:
+        """Notices for the user so far (see `AgentOptions.on_notice`)."""
+        return list(self._runtime.notices) if self._runtime is not None else []
+
+    @property
     def model(self) -> str:
         """The main model."""
         if self._runtime is not None:

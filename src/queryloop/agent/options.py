@@ -43,6 +43,9 @@ class AgentOptions:
     ask_permission: AskPermission | None = None
     interactive: bool = False
     """True when a person can answer permission prompts (the REPL)."""
+    on_notice: Callable[[str], None] | None = None
+    """Called with each notice for the user: ignored untrusted settings, broken settings
+    files, MCP servers that failed, hook warnings. `Agent.notices` keeps them too."""
     cwd: Path = field(default_factory=Path.cwd)
     mcp_config: Path | None = None
     session_id: str | None = None

@@ -75,6 +75,12 @@ class Runtime:
     _last_uuid: str | None = None
     _session_started: bool = False
 
+    def notify(self, text: str) -> None:
+        """Record a notice for the user and pass it to `on_notice`."""
+        self.notices.append(text)
+        if self.options.on_notice is not None:
+            self.options.on_notice(text)
+
     # ---- the transcript -----------------------------------------------------------------
 
     def persist(self, message: Message) -> None:

@@ -57,6 +57,11 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
 
         target = Path(options.command_args[0]) if options.command_args else options.cwd
         return trust_folder(target, stdout)
+    if options.trust:
+        # --trust records the trust, as `queryloop trust` does, then runs trusted.
+        from ..permissions.trust import trust_folder as record_trust
+
+        record_trust(options.cwd)
     prompt = options.prompt
     piped = not _isatty(stdin)
     # Without a terminal there is no REPL: a piped or redirected stdin means print mode.
@@ -77,7 +82,7 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
 async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
     from .print_mode import run_print
 
-    agent = make_agent(options)
+    agent = make_agent(options, on_notice=_print_notice)
     try:
         outcome = await run_print(
             agent,
@@ -89,6 +94,10 @@ async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
     finally:
         await agent.aclose()
     return int(outcome.exit_code)
+
+
+def _print_notice(text: str) -> None:
+    sys.stderr.write(f"queryloop: notice: {text}\n")
 
 
 def make_agent(options: CliOptions, **extra: Any) -> Any:

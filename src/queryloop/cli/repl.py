@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import signal
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from .args import CliOptions
@@ -52,7 +53,34 @@ class Repl:
             return self._agent_factory(options, ask_permission=self.ask_permission)
         from .main import make_agent
 
-        return make_agent(options, ask_permission=self.ask_permission, interactive=True)
+        return make_agent(
+            options, ask_permission=self.ask_permission, interactive=True, on_notice=self.notice
+        )
+
+    def notice(self, text: str) -> None:
+        """Show a notice from the agent (ignored untrusted settings, failed MCP servers...)."""
+        self.console.print(f"[yellow]notice:[/] {text}", markup=True, highlight=False)
+
+    async def ask_trust(self) -> None:
+        """Ask once whether to trust a folder whose project files could run code."""
+        from ..permissions.trust import is_trusted, trust_folder
+
+        cwd = self.options.cwd
+        if self.options.trust is not None or is_trusted(cwd) or not _project_config(cwd):
+            return
+        files = ", ".join(str(p.relative_to(cwd)) for p in _project_config(cwd))
+        self.console.print(
+            f"[yellow]This folder has project settings ({files}) that can run commands "
+            "(hooks, MCP servers) and widen what the agent may do.[/]\n"
+            "Until you trust it, they are ignored (its deny rules still apply)."
+        )
+        try:
+            answer = (await self.read_line("Trust this folder? [y/N] > ")).strip().lower()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if answer in ("y", "yes"):
+            path = trust_folder(cwd)
+            self.console.print(f"[dim]trusted {cwd} (recorded in {path})[/]")
 
     async def replace_agent(self, **changes: Any) -> None:
         """Swap the agent (for /model and /resume), closing the old one."""
@@ -114,6 +142,7 @@ class Repl:
     async def run(self) -> int:
         """Read, run, repeat until /exit, Ctrl-D or two Ctrl-Cs."""
         try:
+            await self.ask_trust()
             await self.agent.start()
             self._banner()
             if self.options.prompt:
@@ -191,6 +220,12 @@ class Repl:
             f"[bold]queryloop[/] · {self.agent.model} · {self.options.cwd}\n"
             "[dim]/help for commands · Ctrl-C interrupts · Ctrl-D exits[/]"
         )
+
+
+def _project_config(cwd: Path) -> list[Path]:
+    """The project files that need trust before they take effect."""
+    names = (".queryloop/settings.json", ".queryloop/settings.local.json", ".mcp.json")
+    return [cwd / name for name in names if (cwd / name).is_file()]
 
 
 def _add_sigint(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) -> bool:
