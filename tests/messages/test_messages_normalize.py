@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from queryloop.messages import (
@@ -88,10 +89,38 @@ def test_attachments_bubble_up_to_the_nearest_stop_point() -> None:
     assert n.reorder_attachments([u0, a1, u, att], CTX) == [u0, a1, att, u]
 
 
-def test_attachments_without_a_stop_point_go_to_the_top_in_order() -> None:
+def test_first_turn_attachments_go_right_after_the_first_user_message_in_order() -> None:
     u0, u1 = user("a"), user("b")
     att1, att2 = attachment_message("text", content="1"), attachment_message("text", content="2")
-    assert n.reorder_attachments([u0, att1, u1, att2], CTX) == [att1, att2, u0, u1]
+    assert n.reorder_attachments([u0, att1, u1, att2], CTX) == [u0, att1, att2, u1]
+
+
+def test_attachments_above_every_message_stay_at_the_top() -> None:
+    u0 = user("a")
+    att1 = attachment_message("text", content="1")
+    assert n.reorder_attachments([att1, u0], CTX) == [att1, u0]
+
+
+def test_a_continuation_has_no_first_user_stop_point() -> None:
+    u0, u1 = user("a"), user("b")
+    att = attachment_message("text", content="1")
+    cont = replace(CTX, continuation=True)
+    assert n.reorder_attachments([u0, u1, att], cont) == [att, u0, u1]
+
+
+def test_first_turn_file_attachment_needs_no_placeholder() -> None:
+    from queryloop.messages import normalize_messages_for_api
+
+    context = user("<system-reminder>session context</system-reminder>")
+    prompt = user("read it")
+    att = attachment_message("file", path="/p/a.txt", content="hello")
+    api = normalize_messages_for_api(
+        [context, prompt, att], [{"name": "Read"}], thinking_enabled=False
+    )
+    assert [m["role"] for m in api] == ["user", "assistant", "user"]
+    assert api[0]["content"][0]["text"].startswith("<system-reminder>session context")
+    assert api[1]["content"][0]["type"] == "tool_use"
+    assert [b["type"] for b in api[2]["content"]] == ["tool_result", "text"]
 
 
 def test_reorder_handles_a_long_run_of_attachments() -> None:

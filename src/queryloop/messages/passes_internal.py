@@ -22,23 +22,34 @@ def reorder_attachments(messages: list[Any], ctx: NormalizeContext) -> list[Any]
     """Bubble attachments up to just after the nearest stop point above them.
 
     Needs: the raw internal array. Stop points are assistant messages and user messages
-    whose content starts with a tool_result; attachments with none above go to the top.
+    whose content starts with a tool_result, and (unless this is a `continuation`) the
+    array's first user message: the conversation must open with a user message, so
+    attachments of the first turn go after it (after the session context that opens every
+    request) instead of in front of it. Attachments with no stop point above go to the top.
     Guarantees: same messages, attachments moved, relative order otherwise unchanged. O(N):
     one backwards scan pushing onto a list, then a single reverse.
     """
+    first_user = None if ctx.continuation else _first_user(messages)
     result: list[Any] = []
     pending: list[Any] = []
     for message in reversed(messages):
         if isinstance(message, AttachmentMessage):
             pending.append(message)
             continue
-        if pending and _is_stop_point(message):
+        if pending and (message is first_user or _is_stop_point(message)):
             result.extend(pending)
             pending.clear()
         result.append(message)
     result.extend(pending)
     result.reverse()
     return result
+
+
+def _first_user(messages: list[Any]) -> UserMessage | None:
+    for message in messages:
+        if isinstance(message, UserMessage):
+            return message
+    return None
 
 
 def _is_stop_point(message: Message) -> bool:
