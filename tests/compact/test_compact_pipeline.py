@@ -41,9 +41,16 @@ async def test_below_every_threshold_nothing_changes() -> None:
     out = await pipe.preprocess(msgs, None)  # the loop's initial State holds None
     assert out.messages_for_query == msgs and not out.compacted and out.new_messages == []
     assert fake.calls == []
-    assert out.context_management is not None  # warm cache: server-side clearing offered
-    assert out.betas == ("context-management-2025-06-27",)
+    assert out.context_management is None  # small: no beta parameter on the request
+    assert out.betas == ()
     assert not out.at_blocking_limit
+
+
+async def test_large_warm_history_offers_server_side_clearing() -> None:
+    pipe = _pipeline(FakeSummarizer())
+    out = await pipe.preprocess(_at(8_000), None)  # above half the 13k threshold, warm cache
+    assert out.context_management is not None
+    assert out.betas == ("context-management-2025-06-27",)
 
 
 async def test_above_threshold_autocompacts_and_keeps_the_task() -> None:

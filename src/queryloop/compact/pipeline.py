@@ -250,6 +250,9 @@ class CompactionPipeline:
         cleared = frozenset(self._cleared)
         baseline = self._cleared_view.update(view, cleared, lambda p: clear_results(p, cleared))
         gate = cfg.microcompact_at_fraction * self.thresholds.autocompact
+        # Below the gate nothing needs clearing: no local edits, and no server-side
+        # context-management parameter (a beta feature) on the request either.
+        large = self.token_count(baseline) >= gate
         result = microcompact(
             baseline,
             now=self._now(),
@@ -257,10 +260,10 @@ class CompactionPipeline:
             cache_ttl_s=cfg.cache_ttl_s,
             keep_recent=cfg.keep_recent,
             clearable_tools=cfg.clearable_tools,
-            server_side=cfg.server_context_editing,
+            server_side=cfg.server_context_editing and large,
             server_trigger_tokens=self.thresholds.warning or self.thresholds.autocompact,
             server_clear_at_least=cfg.server_clear_at_least,
-            clear_cold=self.token_count(baseline) >= gate,
+            clear_cold=large,
             names=self._view_names.names(baseline),
         )
         self._cleared.update(result.cleared_tool_use_ids)
