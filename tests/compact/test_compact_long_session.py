@@ -58,7 +58,10 @@ async def test_agent_recovers_when_the_server_window_is_smaller(tmp_path: Path) 
     )
     assert report.terminal == "completed"
     assert report.prompt_too_long >= 1
-    assert report.drains + report.reactive_compactions >= report.prompt_too_long
+    # Recovered by compaction; after the first refusal the pipeline knows the server's
+    # window and compacts ahead of it (the compaction request itself may be refused once).
+    assert report.drains + report.reactive_compactions >= 1
+    assert report.compactions >= 1
     assert report.violations == 0 and report.fact_missing == 0
     assert report.latest_result_missing == 0
 

@@ -51,3 +51,33 @@ def test_invalid_env_value_is_a_config_error_naming_the_variable() -> None:
         CompactThresholds.for_model(200_000, 64_000, env={ENV_PCT_OVERRIDE: "lots"})
     with pytest.raises(ConfigError):
         CompactThresholds.for_model(200_000, 64_000, override=150, env={})
+
+
+def test_small_windows_keep_room_to_work() -> None:
+    """A local model with an 8k window: reserves shrink with the window instead of
+    swallowing it, and the order autocompact < blocking < window holds."""
+    t = CompactThresholds.for_model(8_000, 4_096, env={})
+    assert t.effective_window == 6_000
+    assert 0 < t.autocompact < t.blocking < t.context_window
+    assert t.autocompact >= t.effective_window // 2
+
+
+async def test_the_pipeline_learns_a_smaller_server_window() -> None:
+    from queryloop.compact import CompactConfig, CompactionPipeline
+    from queryloop.providers.errors import PromptTooLongError
+
+    async def summarize(messages: object, instruction: str) -> str:
+        return "<summary>s</summary>"
+
+    pipe = CompactionPipeline(
+        CompactConfig(context_window=200_000, max_output_tokens=64_000, env={}),
+        summarize=summarize,  # type: ignore[arg-type]
+        session_dir=None,
+    )
+    before = pipe.thresholds.autocompact
+    error = PromptTooLongError(
+        "prompt is too long: 70000 tokens > 60000 maximum", actual_tokens=70_000, max_tokens=60_000
+    )
+    await pipe.reactive([], error)
+    assert pipe.config.context_window == 60_000
+    assert pipe.thresholds.autocompact < 60_000 < before

@@ -351,10 +351,22 @@ class CompactionPipeline:
         self._last_view = projected
         return True
 
+    def learn_context_window(self, tokens: int) -> None:
+        """Use a smaller context window than configured (the server's real one)."""
+        if 0 < tokens < self.config.context_window:
+            self.config = replace(self.config, context_window=tokens)
+            self.thresholds = self.config.thresholds()
+
     async def reactive(
         self, messages: Sequence[Message], error: PromptTooLongError | None
     ) -> CompactionResult | None:
-        """Compact after prompt-too-long (shrinking the compaction request if needed)."""
+        """Compact after prompt-too-long (shrinking the compaction request if needed).
+
+        When the error says what the server's window is and it is smaller than the
+        configured one, the pipeline adopts it, so later turns compact before the server
+        refuses them again."""
+        if error is not None and error.max_tokens:
+            self.learn_context_window(error.max_tokens)
         result = await reactive_compact(
             self.collapse.project(messages),
             summarize=self._summarize,

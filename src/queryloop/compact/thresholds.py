@@ -66,9 +66,13 @@ class CompactThresholds:
                 f"context_window must be positive and max_output_tokens non-negative, got "
                 f"{context_window} and {max_output_tokens}"
             )
-        effective = context_window - min(max_output_tokens, MAX_OUTPUT_RESERVE)
-        blocking = max(1, effective - blocking_buffer)
-        default = max(1, effective - autocompact_buffer)
+        # The reserves are the reference's for real windows; for small ones (a local model
+        # with 8k, a server smaller than believed) they shrink with the window instead of
+        # swallowing it.
+        reserve = min(max_output_tokens, MAX_OUTPUT_RESERVE, context_window // 4)
+        effective = context_window - reserve
+        blocking = max(1, effective - min(blocking_buffer, effective // 4))
+        default = max(1, effective - min(autocompact_buffer, effective // 2))
         requested, source = _requested(effective, override, override_tokens, env)
         autocompact, notes = default, _NO_NOTES
         if requested is not None:

@@ -373,6 +373,8 @@ class _Iteration:
             messages,
             turn_count=next_turn,
             max_output_tokens_recovery_count=0,
+            # A turn got through: a later prompt-too-long may be compacted again.
+            has_attempted_reactive_compact=False,
             output_tokens=self.state.output_tokens + outcome.usage.output_tokens,
         )
 
