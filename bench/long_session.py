@@ -250,15 +250,13 @@ async def run_agent(
     session_dir: Path,
     collapse: bool = True,
 ) -> Report:
-    """Run the session through `queryloop.Agent` (the real query loop). `collapse` is not
-    configurable through the Agent and is ignored."""
+    """Run the session through `queryloop.Agent` (the real query loop)."""
     from queryloop.agent.core import Agent
     from queryloop.loop.events import MessageEvent, TerminalEvent, TransitionEvent
     from queryloop.loop.reasons import Continue
     from queryloop.messages import SystemMessage, SystemSubtype
     from queryloop.tools.decorator import tool
 
-    del collapse
     steps = [0]
 
     @tool
@@ -282,6 +280,7 @@ async def run_agent(
             cwd=session_dir,
             home=session_dir / "home",
             permission_mode="bypassPermissions",
+            context_collapse=collapse,
             context_window=client_window,
         )
         try:
@@ -333,8 +332,6 @@ async def main() -> None:
         ("collapse on, server window 120k, client believes 200k", 120_000, True),
         ("collapse off, server window 120k, client believes 200k", 120_000, False),
     ]
-    if args.driver == "agent":
-        scenarios = [s for s in scenarios if s[2]]  # the Agent always runs every stage
     head = f"{args.driver}: {args.turns} turns, ~{args.result_tokens} tokens per tool result"
     with tempfile.TemporaryDirectory() as tmp:
         for title, server_window, collapse in scenarios:
