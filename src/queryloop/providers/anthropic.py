@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from types import TracebackType
 from typing import Any
 
 import anthropic
@@ -28,9 +27,10 @@ from .errors import (
 )
 from .errors_map import map_anthropic_error
 from .retry import DEFAULT_RETRY, RetryPolicy, aborted_error, race_abort, retrying_stream
+from .sdk_client import SDKClientProvider
 
 
-class AnthropicProvider:
+class AnthropicProvider(SDKClientProvider[anthropic.AsyncAnthropic]):
     """A `ModelProvider` for the Anthropic Messages API.
 
     `api_key`/`base_url` default to ANTHROPIC_API_KEY/ANTHROPIC_BASE_URL as the SDK reads them.
@@ -49,32 +49,10 @@ class AnthropicProvider:
         timeout: float = 600.0,
         client: anthropic.AsyncAnthropic | None = None,
     ) -> None:
-        self.retry = retry
-        self._owns_client = client is None
-        self._client = client or anthropic.AsyncAnthropic(
+        made = client or anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
         )
-
-    @property
-    def client(self) -> anthropic.AsyncAnthropic:
-        """The underlying SDK client."""
-        return self._client
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this provider created it."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> AnthropicProvider:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+        super().__init__(made, owns_client=client is None, retry=retry)
 
     def stream(
         self, request: ModelRequest, abort: AbortSignal | None = None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from types import TracebackType
 from typing import Any
 
 import openai
@@ -24,11 +23,12 @@ from .errors_map import map_openai_error
 from .factory import split_model_name
 from .openai_translate import OpenAIChunkAssembler, to_openai_body
 from .retry import DEFAULT_RETRY, RetryPolicy, aborted_error, race_abort, retrying_stream
+from .sdk_client import SDKClientProvider
 
 PLACEHOLDER_KEY = "sk-no-key-needed"
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(SDKClientProvider[openai.AsyncOpenAI]):
     """A `ModelProvider` for OpenAI-compatible chat-completions servers.
 
     `base_url` defaults to OPENAI_BASE_URL (then the SDK's default, api.openai.com);
@@ -46,36 +46,14 @@ class OpenAICompatProvider:
         timeout: float = 600.0,
         client: openai.AsyncOpenAI | None = None,
     ) -> None:
-        self.retry = retry
-        self._owns_client = client is None
         key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
-        self._client = client or openai.AsyncOpenAI(
+        made = client or openai.AsyncOpenAI(
             api_key=key,
             base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
             max_retries=0,
             timeout=timeout,
         )
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The underlying SDK client."""
-        return self._client
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this provider created it."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> OpenAICompatProvider:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+        super().__init__(made, owns_client=client is None, retry=retry)
 
     def stream(
         self, request: ModelRequest, abort: AbortSignal | None = None
