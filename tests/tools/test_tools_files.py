@@ -290,3 +290,31 @@ async def test_edit_refuses_non_utf8_clearly(ctx: ToolContext, tmp_path: Path) -
         EditTool(), {"file_path": "latin.txt", "old_string": "caf", "new_string": "bar"}, ctx
     )
     assert got.is_error and "not valid UTF-8" in got.text
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("Read", "file_path"),
+        ("Write", "file_path"),
+        ("Edit", "file_path"),
+        ("MultiEdit", "file_path"),
+        ("Glob", "path"),
+        ("Grep", "path"),
+        ("LS", "path"),
+    ],
+)
+async def test_every_file_tool_asks_before_leaving_the_working_folders(
+    tmp_path: Path, name: str, field: str
+) -> None:
+    from queryloop.tools import builtin_tools
+    from queryloop.tools.base import ToolContext
+
+    tool = next(t for t in builtin_tools() if t.name == name)
+    ctx = ToolContext(cwd=tmp_path / "work")
+    outside = str(tmp_path / "elsewhere" / "x")
+    assert tool.permission_subject({field: outside}) == outside
+    decision = await tool.check_permissions({field: outside}, ctx)
+    assert decision.behavior == "ask" and "outside" in decision.message
+    inside = await tool.check_permissions({field: str(tmp_path / "work" / "x")}, ctx)
+    assert inside.behavior == "passthrough"

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..base import PASSTHROUGH, FileReadRecord, PermissionDecision, ToolContext
+from ..base import PASSTHROUGH, BaseTool, FileReadRecord, InputT, PermissionDecision, ToolContext
 
 MAX_LINE_CHARS = 2000
 
@@ -106,3 +106,17 @@ def number_lines(lines: list[str], first_line: int) -> str:
 def display_path(ctx: ToolContext, path: Path) -> str:
     """The path as the model should see it: absolute."""
     return str(path)
+
+
+class PathTool(BaseTool[InputT]):
+    """A built-in tool that works on one path field: permission rules match that path, and
+    a path outside the working folders asks first (`path_verb` words the question)."""
+
+    path_field = "path"
+    path_verb = "Using"
+
+    def permission_subject(self, input: Any) -> str | None:
+        return str(field_of(input, self.path_field) or "") or None
+
+    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
+        return path_permission(ctx, field_of(input, self.path_field), self.path_verb)

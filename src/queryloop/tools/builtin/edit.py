@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..base import BaseTool, PermissionDecision, ToolContext, ToolError, ToolProgress, ToolResult
-from ._common import StrictInput, field_of, path_permission, record_read, resolve_path
+from ..base import ToolContext, ToolError, ToolProgress, ToolResult
+from ._common import PathTool, StrictInput, record_read, resolve_path
 from ._edits import Replacement, apply_all, read_for_edit, snippet, to_lf, write_text
 
 DESCRIPTION = """Performs exact string replacements in a file.
@@ -33,17 +33,14 @@ class EditInput(StrictInput):
     replace_all: bool = Field(default=False, description="Replace every occurrence")
 
 
-class FileEditTool(BaseTool[Any]):
+class FileEditTool(PathTool[Any]):
     """Shared behaviour of Edit and MultiEdit; subclasses say which replacements to make."""
+
+    path_field = "file_path"
+    path_verb = "Editing"
 
     def replacements(self, input: Any) -> list[Replacement]:
         raise NotImplementedError
-
-    def permission_subject(self, input: Any) -> str | None:
-        return str(field_of(input, "file_path") or "") or None
-
-    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
-        return path_permission(ctx, field_of(input, "file_path"), "Editing")
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         try:

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..base import BaseTool, PermissionDecision, ToolContext, ToolProgress, ToolResult
-from ._common import StrictInput, field_of, path_permission, resolve_path
+from ..base import ToolContext, ToolProgress, ToolResult
+from ._common import PathTool, StrictInput, resolve_path
 
 MAX_RESULTS = 100
 SKIP_PARTS = frozenset({".git", ".hg", ".svn"})
@@ -35,20 +35,16 @@ class GlobInput(StrictInput):
     )
 
 
-class GlobTool(BaseTool[GlobInput]):
+class GlobTool(PathTool[GlobInput]):
     """The Glob tool."""
 
     name = "Glob"
     description = DESCRIPTION
     input_model: type[BaseModel] = GlobInput
+    path_field = "path"
+    path_verb = "Searching"
     read_only = True
     concurrency_safe = True
-
-    def permission_subject(self, input: Any) -> str | None:
-        return str(field_of(input, "path") or "") or None
-
-    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
-        return path_permission(ctx, field_of(input, "path"), "Searching")
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         root = resolve_path(ctx, input.path or ".")

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..base import BaseTool, PermissionDecision, ToolContext, ToolProgress, ToolResult
-from ._common import StrictInput, field_of, path_permission, resolve_path
+from ..base import ToolContext, ToolProgress, ToolResult
+from ._common import PathTool, StrictInput, resolve_path
 from ._grep_search import GrepQuery, OutputMode, search_python, search_ripgrep, split_globs
 
 DESCRIPTION = """A powerful search tool for file contents, built on ripgrep.
@@ -52,12 +52,14 @@ class GrepInput(StrictInput):
     multiline: bool = Field(default=False, description="Let the pattern span lines")
 
 
-class GrepTool(BaseTool[GrepInput]):
+class GrepTool(PathTool[GrepInput]):
     """The Grep tool. `use_ripgrep=False` forces the pure-Python backend."""
 
     name = "Grep"
     description = DESCRIPTION
     input_model: type[BaseModel] = GrepInput
+    path_field = "path"
+    path_verb = "Searching"
     read_only = True
     concurrency_safe = True
 
@@ -66,12 +68,6 @@ class GrepTool(BaseTool[GrepInput]):
         self.rg_path = found if use_ripgrep is not False else None
         if use_ripgrep and found is None:
             raise ValueError("use_ripgrep=True but no `rg` executable is on PATH")
-
-    def permission_subject(self, input: Any) -> str | None:
-        return str(field_of(input, "path") or "") or None
-
-    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
-        return path_permission(ctx, field_of(input, "path"), "Searching")
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         root = resolve_path(ctx, input.path or ".")

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..base import BaseTool, PermissionDecision, ToolContext, ToolProgress, ToolResult
-from ._common import StrictInput, field_of, path_permission, resolve_path
+from ..base import ToolContext, ToolProgress, ToolResult
+from ._common import PathTool, StrictInput, resolve_path
 
 MAX_ENTRIES = 1000
 SKIP_NAMES = frozenset({"__pycache__", "node_modules"})
@@ -31,20 +31,16 @@ class LSInput(StrictInput):
     ignore: list[str] | None = Field(default=None, description="Glob patterns of names to skip")
 
 
-class LSTool(BaseTool[LSInput]):
+class LSTool(PathTool[LSInput]):
     """The LS tool."""
 
     name = "LS"
     description = DESCRIPTION
     input_model: type[BaseModel] = LSInput
+    path_field = "path"
+    path_verb = "Listing"
     read_only = True
     concurrency_safe = True
-
-    def permission_subject(self, input: Any) -> str | None:
-        return str(field_of(input, "path") or "") or None
-
-    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
-        return path_permission(ctx, field_of(input, "path"), "Listing")
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         root = resolve_path(ctx, input.path or ".")

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ...messages.blocks import ImageBlock
-from ..base import BaseTool, PermissionDecision, ToolContext, ToolError, ToolProgress, ToolResult
-from ._common import StrictInput, field_of, number_lines, path_permission, record_read, resolve_path
+from ..base import ToolContext, ToolError, ToolProgress, ToolResult
+from ._common import PathTool, StrictInput, number_lines, record_read, resolve_path
 
 DEFAULT_LIMIT = 2000
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
@@ -47,20 +47,16 @@ class ReadInput(StrictInput):
     limit: int | None = Field(default=None, ge=1, description="The number of lines to read")
 
 
-class ReadTool(BaseTool[ReadInput]):
+class ReadTool(PathTool[ReadInput]):
     """The Read tool."""
 
     name = "Read"
     description = DESCRIPTION
     input_model: type[BaseModel] = ReadInput
+    path_field = "file_path"
+    path_verb = "Reading"
     read_only = True
     concurrency_safe = True
-
-    def permission_subject(self, input: Any) -> str | None:
-        return str(field_of(input, "file_path") or "") or None
-
-    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
-        return path_permission(ctx, field_of(input, "file_path"), "Reading")
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         path = resolve_path(ctx, input.file_path)

@@ -8,11 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..base import BaseTool, PermissionDecision, ToolContext, ToolProgress, ToolResult
+from ..base import ToolContext, ToolProgress, ToolResult
 from ._common import (
+    PathTool,
     StrictInput,
-    field_of,
-    path_permission,
     record_read,
     resolve_path,
     stale_read_error,
@@ -34,18 +33,14 @@ class WriteInput(StrictInput):
     content: str = Field(description="The whole new content of the file")
 
 
-class WriteTool(BaseTool[WriteInput]):
+class WriteTool(PathTool[WriteInput]):
     """The Write tool."""
 
     name = "Write"
     description = DESCRIPTION
     input_model: type[BaseModel] = WriteInput
-
-    def permission_subject(self, input: Any) -> str | None:
-        return str(field_of(input, "file_path") or "") or None
-
-    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
-        return path_permission(ctx, field_of(input, "file_path"), "Writing")
+    path_field = "file_path"
+    path_verb = "Writing"
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         path = resolve_path(ctx, input.file_path)
