@@ -248,9 +248,10 @@ async def run_agent(
     server_window: int,
     client_window: int,
     session_dir: Path,
-    collapse: bool = True,
+    collapse: bool = False,
 ) -> Report:
-    """Run the session through `queryloop.Agent` (the real query loop)."""
+    """Run the session through `queryloop.Agent` (the real query loop); `collapse` is the
+    Agent's `context_collapse` option (off by default, as in the Agent)."""
     from queryloop.agent.core import Agent
     from queryloop.loop.events import MessageEvent, TerminalEvent, TransitionEvent
     from queryloop.loop.reasons import Continue

@@ -169,3 +169,36 @@ def test_thinking_and_replacements_fall_back_to_full_runs() -> None:
     got = normalizer.normalize(voided, TOOLS, thinking_enabled=False)
     assert got == normalize_messages_for_api(voided, TOOLS, thinking_enabled=False)
     assert normalizer.full_runs == 2
+
+
+def test_leading_attachment_then_assistant_then_user_stays_equal() -> None:
+    """Regression (found by the property test): an array that opens with an attachment and
+    an assistant message has no opening user message, in the full run as in the tail."""
+    from queryloop.messages import ThinkingBlock
+
+    start: list[Message] = [
+        AttachmentMessage(
+            attachment=Attachment("directory", {"path": "/src", "listing": "a.py\nb.py"}),
+            uuid="m0",
+            timestamp="t",
+        ),
+        AssistantMessage(
+            content=(ThinkingBlock(thinking="partial"), ToolUseBlock(id="toolu_0", name="Bash")),
+            uuid="m1",
+            timestamp="t",
+        ),
+        UserMessage(content="[Request interrupted by user]", uuid="m1_i", timestamp="t"),
+    ]
+    later = [
+        *start,
+        AttachmentMessage(
+            attachment=Attachment("file", {"path": "/src/app.py", "content": ""}),
+            uuid="m100",
+            timestamp="t",
+        ),
+    ]
+    normalizer = IncrementalNormalizer()
+    for messages in (start, later):
+        got = normalizer.normalize(messages, TOOLS, thinking_enabled=False)
+        want = normalize_messages_for_api(messages, TOOLS, thinking_enabled=False)
+        assert _dump(got) == _dump(want)

@@ -22,8 +22,8 @@ def reorder_attachments(messages: list[Any], ctx: NormalizeContext) -> list[Any]
     """Bubble attachments up to just after the nearest stop point above them.
 
     Needs: the raw internal array. Stop points are assistant messages and user messages
-    whose content starts with a tool_result, and (unless this is a `continuation`) the
-    array's first user message: the conversation must open with a user message, so
+    whose content starts with a tool_result, and (unless this is a `continuation`) a user
+    message that opens the array: the conversation must open with a user message, so
     attachments of the first turn go after it (after the session context that opens every
     request) instead of in front of it. Attachments with no stop point above go to the top.
     Guarantees: same messages, attachments moved, relative order otherwise unchanged. O(N):
@@ -46,9 +46,11 @@ def reorder_attachments(messages: list[Any], ctx: NormalizeContext) -> list[Any]
 
 
 def _first_user(messages: list[Any]) -> UserMessage | None:
+    """The message that opens the conversation, when it is a user message (attachments
+    before it do not count)."""
     for message in messages:
-        if isinstance(message, UserMessage):
-            return message
+        if not isinstance(message, AttachmentMessage):
+            return message if isinstance(message, UserMessage) else None
     return None
 
 
