@@ -213,3 +213,17 @@ def test_unknown_option_is_a_clear_error() -> None:
 
     with pytest.raises(ConfigError, match=r"unknown Agent option.*max_turn.*valid options"):
         Agent("claude-sonnet-5-5", max_turn=3)
+
+
+async def test_one_prompt_at_a_time(tmp_path: Path, home: Path) -> None:
+    from queryloop.errors import QueryloopError
+
+    with MessagesServer([turn(text("slow answer " * 30)), turn(text("b"))], event_delay=0.01) as s:
+        agent = make_agent(s, tmp_path, home)
+        first = asyncio.create_task(agent.run("a"))
+        await asyncio.sleep(0.2)
+        with pytest.raises(QueryloopError, match="already running"):
+            await agent.run("b")
+        assert (await first).terminal is Terminal.COMPLETED
+        assert (await agent.run("b")).text == "b"
+        await agent.aclose()

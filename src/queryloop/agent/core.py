@@ -10,7 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, QueryloopError
 from ..loop.events import LoopEvent, MessageEvent, StreamDelta, TerminalEvent
 from ..loop.query import query
 from ..loop.reasons import Terminal
@@ -59,6 +59,7 @@ class Agent:
         self.last_terminal: TerminalEvent | None = None
         self._session_id = self.options.session_id
         self._resume: LoadedSession | None = None
+        self._running = False
 
     # ---- construction -------------------------------------------------------------------
 
@@ -152,7 +153,23 @@ class Agent:
         )
 
     async def stream(self, prompt: str) -> AsyncIterator[LoopEvent]:
-        """Run one prompt, yielding every loop event; the last is a `TerminalEvent`."""
+        """Run one prompt, yielding every loop event; the last is a `TerminalEvent`.
+
+        One prompt at a time: a second call while one runs raises `QueryloopError` (use
+        separate Agents, or `queryloop.batch`, for parallel sessions)."""
+        if self._running:
+            raise QueryloopError(
+                "this Agent is already running a prompt; await it first, or use one Agent "
+                "per concurrent session"
+            )
+        self._running = True
+        try:
+            async for event in self._stream(prompt):
+                yield event
+        finally:
+            self._running = False
+
+    async def _stream(self, prompt: str) -> AsyncIterator[LoopEvent]:
         runtime = await self._ensure_runtime()
         runtime.params.tool_context.abort.reset()
         prepared = await runtime.prepare_prompt(prompt, self._messages)
