@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
@@ -18,7 +18,6 @@ from ..loop.deps import QueryParams
 from ..permissions import PermissionChecker, PermissionContext, PermissionRequest, parse_mode
 from ..permissions.checker import PermissionAllow
 from ..permissions.trust import Workspace, load_workspace
-from ..providers.anthropic import AnthropicProvider
 from ..providers.base import ModelProvider
 from ..providers.factory import choose_provider, provider_for
 from ..providers.models import ModelInfo, get_model_info
@@ -27,9 +26,11 @@ from ..session import LoadedSession, Transcript, new_session_id, queryloop_home,
 from ..tools import builtin_tools
 from ..tools.base import Tool, ToolContext
 from ..tools.builtin.tool_search import ToolSearchTool
-from ..tools.mcp import McpManager
 from .options import AgentOptions
 from .runtime import HookedSummarizer, Runtime
+
+if TYPE_CHECKING:
+    from ..tools.mcp import McpManager
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 COMPACTION_MAX_TOKENS = 20_000
@@ -165,6 +166,8 @@ def _transcript(
 async def _start_mcp(workspace: Workspace) -> McpManager | None:
     if not workspace.mcp_servers:
         return None
+    from ..tools.mcp import McpManager  # the mcp SDK loads only when servers are configured
+
     manager = McpManager(workspace.mcp_servers, cwd=workspace.cwd)
     await manager.start()
     return manager
@@ -288,7 +291,7 @@ def _compactor(
         autocompact_threshold_tokens=options.autocompact_threshold,
         collapse_enabled=options.context_collapse,
         per_tool_max_chars={t.name: t.max_result_chars for t in tools},
-        server_context_editing=isinstance(provider, AnthropicProvider),
+        server_context_editing=provider.name == "anthropic",
     )
     summarize = HookedSummarizer(
         provider_summarizer(provider, build, abort=tool_context.abort), hooks

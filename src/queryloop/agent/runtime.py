@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compact import CompactionPipeline
 from ..compact.autocompact import Summarize
@@ -23,8 +23,10 @@ from ..messages.usage import Usage
 from ..providers.models import ModelInfo, cost_usd, get_model_info
 from ..session import Transcript, new_session_id, session_path
 from ..tools.base import Tool
-from ..tools.mcp import McpManager
 from .options import AgentOptions
+
+if TYPE_CHECKING:
+    from ..tools.mcp import McpManager
 
 
 class HookedSummarizer:

@@ -1,8 +1,13 @@
 """queryloop.providers: the model seam (`ModelProvider`), canonical stream events and the
 providers: Anthropic (official `anthropic` SDK), OpenAI-compatible (official `openai` SDK) and
-an in-process scripted provider for tests. See docs/providers.md."""
+an in-process scripted provider for tests. See docs/providers.md.
 
-from .anthropic import AnthropicProvider
+The SDK-backed providers load on first use (`queryloop.providers.AnthropicProvider` still
+works): importing the loop or the Agent does not pay for SDKs a session never uses.
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from .assembler import StreamAssembler
 from .base import (
     BlockComplete,
@@ -39,9 +44,27 @@ from .errors import (
 )
 from .factory import choose_provider, provider_for, split_model_name
 from .models import ModelInfo, cost_usd, get_model_info
-from .openai_compat import OpenAICompatProvider
 from .retry import RetryPolicy
-from .scripted import ScriptedProvider
+
+if TYPE_CHECKING:
+    from .anthropic import AnthropicProvider
+    from .openai_compat import OpenAICompatProvider
+    from .scripted import ScriptedProvider
+
+_LAZY = {
+    "AnthropicProvider": ".anthropic",
+    "OpenAICompatProvider": ".openai_compat",
+    "ScriptedProvider": ".scripted",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "APIStatusError",
