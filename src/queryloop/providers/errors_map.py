@@ -6,9 +6,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import anthropic
-import openai
-
 from .errors import (
     APIStatusError,
     AuthenticationError,
@@ -117,34 +114,34 @@ def _body_error(body: object) -> Mapping[str, Any]:
 
 def map_anthropic_error(exc: BaseException) -> ProviderError:
     """Map an `anthropic` SDK (or transport) exception to a typed `ProviderError`."""
-    if isinstance(exc, ProviderError):
-        return exc
-    if isinstance(exc, anthropic.APITimeoutError):
-        return ProviderTimeoutError(f"the Anthropic API did not answer in time: {exc}")
-    if isinstance(exc, anthropic.APIConnectionError):
-        return ProviderConnectionError(f"could not reach the Anthropic API: {exc}")
-    if isinstance(exc, anthropic.APIStatusError):
-        error = _body_error(exc.body)
-        message = str(error.get("message") or exc.message)
-        return classify_status(
-            exc.status_code,
-            message,
-            error_type=str(error.get("type") or ""),
-            request_id=exc.request_id,
-            headers=exc.response.headers,
-        )
-    return _transport_error(exc, "Anthropic")
+    import anthropic
+
+    return _map_sdk_error(exc, anthropic, "Anthropic")
 
 
 def map_openai_error(exc: BaseException) -> ProviderError:
     """Map an `openai` SDK (or transport) exception to a typed `ProviderError`."""
+    import openai
+
+    known = (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError)
+    if isinstance(exc, openai.APIError) and not isinstance(exc, known):
+        # An error object inside a 200 stream (some local servers report overloads so).
+        error = _body_error(exc.body)
+        message = str(error.get("message") or exc.message)
+        code = str(error.get("code") or error.get("type") or "")
+        return classify_status(200, message, error_type=code, code=code)
+    return _map_sdk_error(exc, openai, "OpenAI-compatible")
+
+
+def _map_sdk_error(exc: BaseException, sdk: Any, api: str) -> ProviderError:
+    """Both official SDKs are generated alike: the same exception classes by name."""
     if isinstance(exc, ProviderError):
         return exc
-    if isinstance(exc, openai.APITimeoutError):
-        return ProviderTimeoutError(f"the OpenAI-compatible API did not answer in time: {exc}")
-    if isinstance(exc, openai.APIConnectionError):
-        return ProviderConnectionError(f"could not reach the OpenAI-compatible API: {exc}")
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, sdk.APITimeoutError):
+        return ProviderTimeoutError(f"the {api} API did not answer in time: {exc}")
+    if isinstance(exc, sdk.APIConnectionError):
+        return ProviderConnectionError(f"could not reach the {api} API: {exc}")
+    if isinstance(exc, sdk.APIStatusError):
         error = _body_error(exc.body)
         message = str(error.get("message") or exc.message)
         return classify_status(
@@ -155,12 +152,7 @@ def map_openai_error(exc: BaseException) -> ProviderError:
             request_id=exc.request_id,
             headers=exc.response.headers,
         )
-    if isinstance(exc, openai.APIError):
-        error = _body_error(exc.body)
-        message = str(error.get("message") or exc.message)
-        code = str(error.get("code") or error.get("type") or "")
-        return classify_status(200, message, error_type=code, code=code)
-    return _transport_error(exc, "OpenAI-compatible")
+    return _transport_error(exc, api)
 
 
 def _transport_error(exc: BaseException, api: str) -> ProviderError:
