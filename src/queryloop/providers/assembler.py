@@ -110,6 +110,17 @@ class StreamAssembler:
             raise self.interrupted("the stream ended before message_stop")
         return self.response
 
+    @property
+    def ended(self) -> bool:
+        """True once message_stop arrived (the stream driver's name for `completed`)."""
+        return self.response is not None
+
+    def end(self) -> list[StreamEvent]:
+        """No closing events (message_stop already produced `MessageComplete`); raises
+        `StreamInterruptedError` if message_stop never came."""
+        self.finish()
+        return []
+
     def interrupted(self, reason: str) -> StreamInterruptedError:
         """A `StreamInterruptedError` describing the state reached so far."""
         open_note = ""

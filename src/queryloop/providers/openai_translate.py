@@ -308,6 +308,15 @@ class OpenAIChunkAssembler:
         )
         return [MessageDelta(stop, self._usage), MessageComplete(response)]
 
+    @property
+    def ended(self) -> bool:
+        """True once a finish_reason arrived (the stream driver's name for `finished`)."""
+        return self._finish is not None
+
+    def end(self) -> list[StreamEvent]:
+        """The stream driver's name for `finish()`."""
+        return self.finish()
+
     def interrupted(self, reason: str) -> StreamInterruptedError:
         """A `StreamInterruptedError` with what completed so far."""
         return StreamInterruptedError(

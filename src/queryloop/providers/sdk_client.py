@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from types import TracebackType
-from typing import Generic, Protocol, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from .retry import RetryPolicy
 
@@ -44,3 +46,21 @@ class SDKClientProvider(Generic[ClientT]):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+_PARAMS: dict[Any, frozenset[str]] = {}
+
+
+def split_sdk_kwargs(create: Any, body: Mapping[str, Any]) -> dict[str, Any]:
+    """Known SDK parameters as keywords; everything else through `extra_body` (so a new API
+    field, or one this SDK version dropped, still reaches the server)."""
+    func = getattr(create, "__func__", create)
+    known = _PARAMS.get(func)
+    if known is None:
+        known = frozenset(inspect.signature(create).parameters) - {"extra_body", "stream"}
+        _PARAMS[func] = known
+    kwargs = {k: v for k, v in body.items() if k in known}
+    extra = {k: v for k, v in body.items() if k not in known}
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs

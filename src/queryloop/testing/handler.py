@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
-from .openai_chunks import chat_chunks, chat_completion, openai_error, openai_error_type
+from .openai_chunks import (
+    chat_chunks,
+    chat_completion,
+    openai_error,
+    openai_error_type,
+    openai_fault_index,
+)
 from .script import Fault, ScriptExhaustedError, new_id
 from .tokens import count_input_tokens, estimate_tokens
 
@@ -195,10 +201,11 @@ class Handler(BaseHTTPRequestHandler):
         )
         self._stream_openai(chunks, fault)
 
-    def _stream_openai(self, chunks: Iterable[dict[str, Any]], fault: Fault | None) -> None:
+    def _stream_openai(self, chunks: list[dict[str, Any]], fault: Fault | None) -> None:
         self._start_sse()
+        at = openai_fault_index(chunks, fault)
         for i, chunk in enumerate(chunks):
-            if fault is not None and i == 3:
+            if fault is not None and i == at:
                 if fault.kind == "cut":
                     self._cut()
                 self._data(

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .events import PARTIAL_JSON, RenderedTurn, awkward_json_chunks
-from .script import new_id
+from .script import Fault, new_id
 
 FINISH_REASONS = {
     "end_turn": "stop",
@@ -132,3 +132,39 @@ def openai_error_type(status: int) -> str:
     if status >= 500:
         return "server_error"
     return "invalid_request_error"
+
+
+def openai_fault_index(chunks: list[dict[str, Any]], fault: Fault | None) -> int | None:
+    """The chunk index at which a stream fault fires, mirroring the Anthropic stream's meaning
+    of `after_blocks`: a "stream_error" goes out after that many whole blocks (or before the
+    finish chunk); a "cut" drops the connection once block
+    `after_blocks` started and sent its first piece."""
+    if fault is None:
+        return None
+    starts = _block_starts(chunks)
+    finish = next(
+        (i for i, c in enumerate(chunks) if any(ch.get("finish_reason") for ch in c["choices"])),
+        len(chunks) - 1,
+    )
+    n = fault.after_blocks
+    if n >= len(starts):
+        return finish
+    if fault.kind == "stream_error":
+        # A chat-completions block is whole only once the next one starts: after n > 0 whole
+        # blocks the error follows block n's first chunk (block n itself stays incomplete).
+        return starts[n] + 1 if n else starts[0]
+    return min(starts[n] + 2, finish)
+
+
+def _block_starts(chunks: list[dict[str, Any]]) -> list[int]:
+    starts: list[int] = []
+    in_text = False
+    for i, chunk in enumerate(chunks):
+        delta = chunk["choices"][0]["delta"] if chunk["choices"] else {}
+        calls = delta.get("tool_calls") or []
+        if delta.get("content") and not in_text:
+            starts.append(i)
+        if calls and calls[0].get("id"):
+            starts.append(i)
+        in_text = bool(delta.get("content")) or (in_text and not calls)
+    return starts
