@@ -97,9 +97,7 @@ async def test_overload_after_content_interrupts_with_completed_blocks(
 async def test_cut_mid_block_interrupts_without_replay(
     messages_server: MessagesServer, provider: ModelProvider
 ) -> None:
-    messages_server.script(
-        [turn(text("Reading it."), tool_use("Read", {"file_path": "x" * 60}))]
-    )
+    messages_server.script([turn(text("Reading it."), tool_use("Read", {"file_path": "x" * 60}))])
     messages_server.inject(cut_stream(after_block_start=1))
     with pytest.raises(StreamInterruptedError) as info:
         await complete(provider, _request(_model(provider)))
