@@ -15,6 +15,7 @@ from ..context.system_context import SessionContext
 from ..context.system_prompt import build_dynamic_suffix
 from ..hooks import HookRunner, HooksConfig
 from ..loop.deps import QueryParams
+from ..loop.summaries import ModelSummarizer, default_summary_model
 from ..permissions import PermissionChecker, PermissionContext, PermissionRequest, parse_mode
 from ..permissions.checker import PermissionAllow
 from ..permissions.trust import Workspace, load_workspace
@@ -85,6 +86,7 @@ async def assemble(
         max_turns=options.max_turns,
         token_budget=options.token_budget,
         session_id=session_id,
+        tool_use_summarizer=_summarizer(options, provider, model, tool_context),
     )
     runtime = Runtime(
         options=options,
@@ -120,6 +122,15 @@ async def assemble(
     elif transcript is not None:
         transcript.start(model=model, cwd=str(options.cwd))
     return runtime
+
+
+def _summarizer(
+    options: AgentOptions, provider: ModelProvider, model: str, tool_context: ToolContext
+) -> ModelSummarizer | None:
+    if not options.tool_use_summaries:
+        return None
+    name = options.summary_model or default_summary_model(provider.name, model)
+    return ModelSummarizer(provider, name, abort=tool_context.abort)
 
 
 def _existing(folder: Path | None) -> list[Path]:

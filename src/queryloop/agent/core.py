@@ -11,7 +11,7 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import ConfigError, QueryloopError
-from ..loop.events import LoopEvent, MessageEvent, StreamDelta, TerminalEvent
+from ..loop.events import LoopEvent, MessageEvent, SideUsage, StreamDelta, TerminalEvent
 from ..loop.query import query
 from ..loop.reasons import Terminal
 from ..messages.constructors import text_of, tool_result_message, tool_uses_of
@@ -257,6 +257,10 @@ class Agent:
             self.cost_usd += runtime.cost_usd(response.usage, response.model)
             self.turns += 1
             runtime.record_usage(response.usage, response.model)
+        elif isinstance(event, SideUsage):
+            self.usage = self.usage + event.usage
+            self.cost_usd += runtime.cost_usd(event.usage, event.model)
+            runtime.record_usage(event.usage, event.model, purpose=event.purpose)
         elif isinstance(event, TerminalEvent):
             self._messages = list(event.messages)
             self.last_terminal = event

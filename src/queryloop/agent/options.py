@@ -65,3 +65,9 @@ class AgentOptions:
     env: Mapping[str, str] = field(default_factory=dict)
     history: Sequence[Message] = ()
     """Messages to start the conversation from (a seeded or imported history)."""
+    tool_use_summaries: bool = False
+    """Write a one-line summary of each batch of tool calls with a small fast model, beside
+    the next model call (`ToolUseSummaryMessage`s; their cost is counted). The REPL turns
+    this on; off by default headless and in the SDK (docs/loop.md)."""
+    summary_model: str | None = None
+    """The model for tool-use summaries (default: Haiku on Anthropic, else the main model)."""

@@ -95,10 +95,12 @@ class Runtime:
         """Chain the next appended message to a resumed transcript's last message."""
         self._last_uuid = last_uuid
 
-    def record_usage(self, usage: Usage, model: str) -> None:
-        """Write a usage record (tokens and cost) for one response."""
+    def record_usage(self, usage: Usage, model: str, *, purpose: str = "") -> None:
+        """Write a usage record (tokens and cost) for one response (`purpose` names a side
+        request such as a tool-use summary; those are not model turns)."""
         if self.transcript is not None:
-            self.transcript.append_usage(usage, cost_usd=self.cost_usd(usage, model), model=model)
+            cost = self.cost_usd(usage, model)
+            self.transcript.append_usage(usage, cost_usd=cost, model=model, purpose=purpose)
 
     def sync(self) -> None:
         """Make the transcript durable across an OS crash (end of each prompt)."""

@@ -63,6 +63,8 @@ class CliOptions:
     cwd: Path = field(default_factory=Path.cwd)
     verbose: bool = False
     trust: bool | None = None
+    tool_use_summaries: bool | None = None
+    """Headless: label each tool batch with a small model's summary (on in the REPL)."""
     command: str | None = None
     """A subcommand: "sessions" or "trust"."""
     command_args: tuple[str, ...] = ()
@@ -80,6 +82,7 @@ class CliOptions:
             "system_prompt": self.system_prompt,
             "cwd": self.cwd,
             "trust": self.trust,
+            "tool_use_summaries": self.tool_use_summaries,
         }
         return {k: v for k, v in kwargs.items() if v not in (None, ())}
 
@@ -121,6 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--trust", action="store_true", default=None,
         help="trust this folder for this run (its hooks, MCP servers and allow rules)",
+    )  # fmt: skip
+    p.add_argument(
+        "--tool-use-summaries", action="store_true", default=None,
+        help="label each batch of tool calls with a one-line summary (always on in the REPL)",
     )  # fmt: skip
     p.add_argument("--version", action="store_true", help="print the version and exit")
     return p
@@ -176,6 +183,7 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         cwd=_resolve_cwd(ns.cwd),
         verbose=ns.verbose,
         trust=True if ns.trust else None,
+        tool_use_summaries=True if ns.tool_use_summaries else None,
     )
 
 

@@ -15,7 +15,13 @@ from typing import Any
 from ..loop.events import LoopEvent, MessageEvent, StreamDelta, TerminalEvent, TransitionEvent
 from ..loop.reasons import Terminal
 from ..messages.blocks import TextBlock, ToolResultBlock, ToolUseBlock
-from ..messages.types import AssistantMessage, SystemMessage, SystemSubtype, UserMessage
+from ..messages.types import (
+    AssistantMessage,
+    SystemMessage,
+    SystemSubtype,
+    ToolUseSummaryMessage,
+    UserMessage,
+)
 from ..messages.usage import Usage
 from ..providers.base import BlockComplete, BlockStart, TextDelta
 
@@ -153,6 +159,8 @@ class Renderer:
                     self.tool_result(part)
         elif isinstance(message, SystemMessage):
             self._system(message)
+        elif isinstance(message, ToolUseSummaryMessage):
+            self.tool_summary(message)
 
     def _system(self, message: SystemMessage) -> None:
         if message.subtype == SystemSubtype.COMPACT_BOUNDARY:
@@ -202,6 +210,14 @@ class Renderer:
             self.console.print(f"{prefix}[{style}]{_escape(line[:200])}[/]", highlight=False)
         if hidden:
             self.console.print(f"    [dim]… {hidden} more lines[/]")
+
+    def tool_summary(self, message: ToolUseSummaryMessage) -> None:
+        """The one-line label of a finished tool run (see `loop.summaries`)."""
+        names = sorted({self.tool_names.get(i, "?") for i in message.tool_use_ids})
+        calls = len(message.tool_use_ids)
+        what = f"{calls} tool call{'s' if calls != 1 else ''}: {', '.join(names)}"
+        self.pause()
+        self.console.print(f"[green]✻[/] {_escape(message.summary)} [dim]({what})[/]")
 
     def notice(self, text: str, style: str = "dim") -> None:
         """A short line of information."""

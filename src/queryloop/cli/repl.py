@@ -54,7 +54,11 @@ class Repl:
         from .main import make_agent
 
         return make_agent(
-            options, ask_permission=self.ask_permission, interactive=True, on_notice=self.notice
+            options,
+            ask_permission=self.ask_permission,
+            interactive=True,
+            on_notice=self.notice,
+            tool_use_summaries=True,  # a person reads along: label each tool run
         )
 
     def notice(self, text: str) -> None:

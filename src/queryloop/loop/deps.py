@@ -14,6 +14,7 @@ from ..messages.types import AttachmentMessage, Message
 from ..providers.base import ModelProvider, ModelRequest
 from ..providers.errors import PromptTooLongError
 from ..tools.base import PermissionChecker, Tool, ToolContext, ToolHooks
+from .summaries import DEFAULT_GRACE_S, ToolUseSummarizer
 
 
 class RequestFactory(Protocol):
@@ -98,4 +99,8 @@ class QueryParams:
     stream_retries: int = 2
     """How often an interrupted stream is retried before the turn fails."""
     session_id: str = ""
+    tool_use_summarizer: ToolUseSummarizer | None = None
+    """Writes a one-line summary of each tool batch, beside the next model call (None: off)."""
+    summary_grace_s: float = DEFAULT_GRACE_S
+    """How long the end of a query waits for summaries still being written."""
     extra: Mapping[str, Any] = field(default_factory=dict)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from ..messages.types import Message
+from ..messages.usage import Usage
 from ..providers.base import StreamEvent
 from .reasons import Continue, Terminal
 
@@ -52,4 +53,15 @@ class TerminalEvent:
     """The whole array as the loop left it (after any compaction): the next query's input."""
 
 
-LoopEvent: TypeAlias = RequestStart | StreamDelta | MessageEvent | TransitionEvent | TerminalEvent
+@dataclass(frozen=True, slots=True)
+class SideUsage:
+    """Tokens a side request spent (a tool-use summary, say): count them, not as a turn."""
+
+    purpose: str
+    model: str
+    usage: Usage
+
+
+LoopEvent: TypeAlias = (
+    RequestStart | StreamDelta | MessageEvent | TransitionEvent | TerminalEvent | SideUsage
+)

@@ -36,6 +36,7 @@ from .events import LoopEvent, MessageEvent, TerminalEvent, TransitionEvent
 from .model_call import ModelCall, ModelOutcome
 from .reasons import Continue, Terminal
 from .state import State
+from .summaries import outcome_events, settle_terminal
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,13 @@ async def query_loop(params: QueryParams, messages: Sequence[Message]) -> AsyncI
     while True:
         iteration = _Iteration(params, state)
         async for event in iteration.run():
+            if isinstance(event, TerminalEvent) and iteration.pending:
+                aborted = params.tool_context.abort.aborted
+                grace = params.summary_grace_s
+                async for last in settle_terminal(iteration.pending, event, aborted=aborted,
+                                                  grace=grace):  # fmt: skip
+                    yield last
+                return
             yield event
         if iteration.next_state is None:
             return
@@ -78,6 +86,8 @@ class _Iteration:
         self.tracking: Any = state.autocompact_tracking
         self._context_management: Any = None
         self._stopped = False
+        self.pending = state.pending_tool_use_summary
+        self._summaries: list[Message] = []
 
     # ---- transitions -------------------------------------------------------------------
 
@@ -90,7 +100,7 @@ class _Iteration:
             "max_output_tokens_recovery_count": self.state.max_output_tokens_recovery_count,
             "has_attempted_reactive_compact": self.state.has_attempted_reactive_compact,
             "max_output_tokens_override": None,
-            "pending_tool_use_summary": None,
+            "pending_tool_use_summary": self.pending,
             "stop_hook_active": False,
             "turn_count": self.state.turn_count,
             "budget_continuations": self.state.budget_continuations,
@@ -113,6 +123,10 @@ class _Iteration:
             error=error,
             messages=tuple(messages),
         )
+
+    def _with_reply(self, outcome: ModelOutcome) -> list[Message]:
+        """The array after the model call: its reply, then summaries that finished meanwhile."""
+        return [*self.messages, *outcome.assistant_messages, *self._summaries]
 
     # ---- the phases --------------------------------------------------------------------
 
@@ -142,6 +156,10 @@ class _Iteration:
             yield event
         outcome = call.outcome
         self.state = dataclasses.replace(self.state, model=outcome.model)
+        ready, self.pending = self.pending.take_ready()
+        self._summaries = [r.message for r in ready]
+        for event in outcome_events(ready):
+            yield event
         if self.params.tool_context.abort.aborted:
             async for event in self._aborted_streaming(outcome):
                 yield event
@@ -169,7 +187,7 @@ class _Iteration:
         self._context_management = result.context_management
 
     async def _aborted_streaming(self, outcome: ModelOutcome) -> AsyncIterator[LoopEvent]:
-        messages = [*self.messages, *outcome.assistant_messages]
+        messages = self._with_reply(outcome)
         async for message in self._finish_tools_after_abort(outcome):
             messages.append(message)
             yield MessageEvent(message)
@@ -195,7 +213,7 @@ class _Iteration:
     async def _on_error(self, outcome: ModelOutcome) -> AsyncIterator[LoopEvent]:
         error = outcome.error
         assert error is not None
-        messages = [*self.messages, *outcome.assistant_messages]
+        messages = self._with_reply(outcome)
         if isinstance(error, PromptTooLongError):
             async for event in self._recover_prompt_too_long(error):
                 yield event
@@ -211,7 +229,9 @@ class _Iteration:
         if compactor is not None:
             if self.state.transition != Continue.COLLAPSE_DRAIN_RETRY:
                 if await compactor.drain_collapses():
-                    self._continue(Continue.COLLAPSE_DRAIN_RETRY, self.messages)
+                    self._continue(
+                        Continue.COLLAPSE_DRAIN_RETRY, [*self.messages, *self._summaries]
+                    )
                     return
             if not self.state.has_attempted_reactive_compact:
                 result = await compactor.reactive(self.messages, error)
@@ -239,7 +259,7 @@ class _Iteration:
         """The model stopped without tools: recover a cut-off, consult stop hooks and the
         token budget, or complete."""
         state = self.state
-        messages = [*self.messages, *outcome.assistant_messages]
+        messages = self._with_reply(outcome)
         output_tokens = state.output_tokens + outcome.usage.output_tokens
         if outcome.stop_reason == "max_tokens":
             async for event in self._recover_max_output(outcome, messages):
@@ -283,7 +303,7 @@ class _Iteration:
                 yield MessageEvent(tombstone(message.uuid, "max_output_tokens_escalate"))
             self._continue(
                 Continue.MAX_OUTPUT_TOKENS_ESCALATE,
-                self.messages,
+                [*self.messages, *self._summaries],
                 max_output_tokens_override=ceiling,
             )
             return
@@ -339,7 +359,7 @@ class _Iteration:
             return
 
     async def _tools_and_next_turn(self, outcome: ModelOutcome) -> AsyncIterator[LoopEvent]:
-        messages = [*self.messages, *outcome.assistant_messages]
+        messages = self._with_reply(outcome)
         results: list[Message] = []
         async for message in self._run_tools(outcome):
             results.append(message)
@@ -357,6 +377,9 @@ class _Iteration:
         if executor is not None and executor.stop_reason:
             yield self._terminal(Terminal.HOOK_STOPPED, messages, executor.stop_reason)
             return
+        summarizer = self.params.tool_use_summarizer
+        if summarizer is not None:
+            self.pending = self.pending.start(summarizer, outcome.tool_uses, results)
         if self.params.attachments is not None:
             for attachment in await self.params.attachments(messages, self.params.tool_context):
                 messages.append(attachment)

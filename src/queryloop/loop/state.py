@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages.types import Message
 from .reasons import Continue
+from .summaries import PendingSummaries
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +22,8 @@ class State:
     max_output_tokens_recovery_count: int = 0
     has_attempted_reactive_compact: bool = False
     max_output_tokens_override: int | None = None
-    pending_tool_use_summary: str | None = None
+    pending_tool_use_summary: PendingSummaries = field(default_factory=PendingSummaries)
+    """Tool-use summaries still being written (see `loop.summaries`); never awaited here."""
     stop_hook_active: bool = False
     turn_count: int = 1
     transition: Continue | None = None

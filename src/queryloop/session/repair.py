@@ -100,7 +100,8 @@ class _Reader:
         elif kind == "usage":
             self.usage = self.usage + Usage.from_dict(record.get("usage"))
             self.cost_usd += float(record.get("cost_usd") or 0.0)
-            self.responses += 1
+            if not record.get("purpose"):  # side requests (summaries) are not model turns
+                self.responses += 1
         else:
             self.unknown[str(kind)] = self.unknown.get(str(kind), 0) + 1
 

@@ -8,7 +8,7 @@ One JSON object per line, each with a `record` kind:
 - `meta`: `{"record": "meta", "session_id", "timestamp", ...}` facts about the session
   (model, cwd, title, format version); later values win.
 - `usage`: `{"record": "usage", "session_id", "timestamp", "model", "usage", "cost_usd"}`,
-  one per model response.
+  one per model response; a side request (a tool-use summary) adds `"purpose"`.
 
 Every record is written with one `write()` on an `O_APPEND` descriptor and fsynced before
 `append` returns, so a kill at any moment loses at most the record being written (which the
@@ -95,18 +95,22 @@ class Transcript:
         record.update(fields)
         self.append_record(record)
 
-    def append_usage(self, usage: Usage, *, cost_usd: float, model: str = "") -> None:
-        """Record one model response's token usage and its cost in US dollars."""
-        self.append_record(
-            {
-                "record": "usage",
-                "session_id": self.session_id,
-                "timestamp": now_iso(),
-                "model": model,
-                "usage": usage.to_dict(),
-                "cost_usd": cost_usd,
-            }
-        )
+    def append_usage(
+        self, usage: Usage, *, cost_usd: float, model: str = "", purpose: str = ""
+    ) -> None:
+        """Record one model response's token usage and its cost in US dollars. A side request
+        (a tool-use summary) names its `purpose`; it counts in the cost but not as a turn."""
+        record: dict[str, Any] = {
+            "record": "usage",
+            "session_id": self.session_id,
+            "timestamp": now_iso(),
+            "model": model,
+            "usage": usage.to_dict(),
+            "cost_usd": cost_usd,
+        }
+        if purpose:
+            record["purpose"] = purpose
+        self.append_record(record)
 
     def start(self, *, model: str = "", cwd: str = "", **fields: Any) -> None:
         """Write the opening meta record (format version, model, cwd)."""
