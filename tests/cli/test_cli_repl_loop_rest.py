@@ -22,9 +22,14 @@ pytestmark = pytest.mark.slow
 
 
 @contextmanager
-def repl(server: MessagesServer, tmp_path: Path, *args: str) -> Iterator[Any]:
+def repl(
+    server: MessagesServer, tmp_path: Path, *args: str, summaries: bool = False
+) -> Iterator[Any]:
     """The real `queryloop` REPL on a dumb terminal (plain line input)."""
-    env = cli_env(server.base_url, tmp_path, TERM="dumb", COLUMNS="120", LINES="40")
+    env = cli_env(
+        server.base_url, tmp_path, TERM="dumb", COLUMNS="120", LINES="40",
+        QUERYLOOP_TOOL_USE_SUMMARIES="1" if summaries else "0",
+    )  # fmt: skip
     child = pexpect.spawn(
         sys.executable,
         ["-m", "queryloop.cli.main", *args],
@@ -61,7 +66,7 @@ def test_repl_shows_a_tool_run_as_its_summary_line(tmp_path: Path) -> None:
         turn(text("Finished checking.")),
     ]
     with MessagesServer(split_models(main)) as server:
-        with repl(server, tmp_path, "--allowed-tools", "Bash(echo:*)") as child:
+        with repl(server, tmp_path, "--allowed-tools", "Bash(echo:*)", summaries=True) as child:
             child.sendline("check it")
             child.expect("tool-marker")
             child.expect(r"✻ Echoed the marker \(1 tool call: Bash\)")

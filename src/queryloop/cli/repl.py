@@ -51,6 +51,7 @@ class Repl:
     def _make_agent(self, options: CliOptions) -> Any:
         if self._agent_factory is not None:
             return self._agent_factory(options, ask_permission=self.ask_permission)
+        from ..loop.summaries import summaries_wanted
         from .main import make_agent
 
         return make_agent(
@@ -58,7 +59,8 @@ class Repl:
             ask_permission=self.ask_permission,
             interactive=True,
             on_notice=self.notice,
-            tool_use_summaries=True,  # a person reads along: label each tool run
+            # A person reads along: label each tool run (QUERYLOOP_TOOL_USE_SUMMARIES=0: off).
+            tool_use_summaries=summaries_wanted(True),
         )
 
     def notice(self, text: str) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -66,6 +67,19 @@ class ToolUseSummarizer(Protocol):
     async def __call__(
         self, calls: Sequence[ToolUseBlock], results: Sequence[Message]
     ) -> SummaryOutcome | None: ...
+
+
+ENV_SWITCH = "QUERYLOOP_TOOL_USE_SUMMARIES"
+
+
+def summaries_wanted(default: bool, env: Mapping[str, str] | None = None) -> bool:
+    """`default`, unless `QUERYLOOP_TOOL_USE_SUMMARIES` is set to 0/false/off or 1/true/on."""
+    value = (os.environ if env is None else env).get(ENV_SWITCH, "").strip().lower()
+    if value in ("0", "false", "off", "no"):
+        return False
+    if value in ("1", "true", "on", "yes"):
+        return True
+    return default
 
 
 def default_summary_model(provider_name: str, main_model: str) -> str:
