@@ -78,6 +78,8 @@ class Settings:
     hooks: HooksConfig = field(default_factory=HooksConfig)
     env: Mapping[str, str] = field(default_factory=dict)
     model: str | None = None
+    tool_search: str | int | None = None
+    """`"toolSearch"`: when MCP tools go behind ToolSearch (`queryloop.context.tool_search`)."""
     trusted_folders: tuple[Path, ...] = ()
     files: tuple[SettingsFile, ...] = ()
     problems: tuple[SettingsProblem, ...] = ()
@@ -158,6 +160,7 @@ class _Merger:
         self.hooks = HooksConfig()
         self.env: dict[str, str] = {}
         self.model: str | None = None
+        self.tool_search: str | int | None = None
         self.trusted_folders: list[Path] = []
         self.files: list[SettingsFile] = []
         self.problems: list[SettingsProblem] = []
@@ -173,6 +176,7 @@ class _Merger:
             hooks=self.hooks,
             env=dict(self.env),
             model=self.model,
+            tool_search=self.tool_search,
             trusted_folders=tuple(self.trusted_folders),
             files=tuple(self.files),
             problems=tuple(self.problems),
@@ -198,9 +202,24 @@ class _Merger:
                 self.origins["model"] = file.path
             else:
                 self._problem(file, "model", "'model' must be a string")
+        self._add_tool_search(file, data.get("toolSearch"))
         if file.scope is SettingsScope.USER:
             folders = self._str_list(file, data, "trustedFolders")
             self.trusted_folders.extend(Path(f).expanduser() for f in folders)
+
+    def _add_tool_search(self, file: SettingsFile, value: object) -> None:
+        if value is None:
+            return
+        from .context.tool_search import parse_tool_search
+
+        try:
+            if not isinstance(value, str | int):
+                raise ConfigError(f"{value!r} is not a string or a token count")
+            parse_tool_search(value)
+        except ConfigError as exc:
+            self._problem(file, "toolSearch", f"'toolSearch': {exc}")
+            return
+        self.tool_search = value
 
     def _add_permissions(self, file: SettingsFile, raw: object, root: Path, trusted: bool) -> None:
         if not isinstance(raw, Mapping):

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
 from ..context import RequestBuilder, build_system_prompt
-from ..context.deferred import partition_tools
+from ..context.deferred import is_mcp_tool
 from ..context.system_context import SessionContext
 from ..context.system_prompt import build_dynamic_suffix
+from ..context.tool_search import parse_tool_search, plan_deferral
 from ..hooks import HookRunner, HooksConfig
 from ..loop.deps import QueryParams
 from ..loop.summaries import ModelSummarizer, default_summary_model
@@ -59,7 +60,7 @@ async def assemble(
         env={**workspace.settings.env, **options.env},
     )
     mcp = await _start_mcp(workspace)
-    eager, deferred = _tools(options, mcp)
+    eager, deferred = _tools(options, mcp, workspace, options.context_window or info.context_window)
     permission = _permission(options, workspace)
     hooks = _hooks(options, workspace, session_id, transcript, permission)
     session_context = SessionContext(options.cwd, user_home=home)
@@ -194,14 +195,21 @@ def _mcp_notices(mcp: McpManager | None) -> list[str]:
     ]
 
 
-def _tools(options: AgentOptions, mcp: McpManager | None) -> tuple[list[Tool], list[Tool]]:
-    """(eager, deferred). MCP tools are deferred behind ToolSearch, so servers coming and
-    going never change the tools array (and never break the prompt cache)."""
+def _tools(
+    options: AgentOptions, mcp: McpManager | None, workspace: Workspace, context_window: int
+) -> tuple[list[Tool], list[Tool]]:
+    """(eager, deferred). MCP tools go behind ToolSearch only when their definitions are large
+    (`context.tool_search`); a deferred set lets servers come and go without changing the
+    tools array."""
     base: list[Tool] = list(builtin_tools() if options.tools is None else options.tools)
     base.extend(options.extra_tools)
     mcp_tools: list[Tool] = list(mcp.tools()) if mcp is not None else []
-    eager, deferred = partition_tools([*base, *mcp_tools])
-    if mcp is not None:
+    setting = options.tool_search
+    policy = parse_tool_search(setting if setting is not None else workspace.settings.tool_search)
+    eager, deferred = plan_deferral(
+        [*base, *mcp_tools], context_window=context_window, policy=policy, deferrable=is_mcp_tool
+    )
+    if deferred:
         eager.append(ToolSearchTool(lambda: deferred))
     return eager, deferred
 

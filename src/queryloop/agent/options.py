@@ -62,6 +62,10 @@ class AgentOptions:
     summary cost 29% less and kept more of the task (docs/benchmarks.md)."""
     context_window: int | None = None
     """Override the model table's context window (e.g. a local model)."""
+    tool_search: str | int | None = None
+    """When MCP tools go behind ToolSearch: "auto" (default: above 10% of the context window),
+    "auto:N" (N percent), a token threshold, "always" or "never" (docs/context.md). None = the
+    settings' "toolSearch", else "auto"."""
     env: Mapping[str, str] = field(default_factory=dict)
     history: Sequence[Message] = ()
     """Messages to start the conversation from (a seeded or imported history)."""
