@@ -82,7 +82,7 @@ def test_setting_values(value: str | int | None, expected: ToolSearchPolicy) -> 
 
 @pytest.mark.parametrize("value", ["sometimes", "auto:x", "auto:150", -3])
 def test_bad_setting_values_name_the_accepted_ones(value: str | int) -> None:
-    with pytest.raises(ConfigError, match="auto|token count"):
+    with pytest.raises(ConfigError, match=r"auto|token count"):
         parse_tool_search(value)
 
 
@@ -135,7 +135,7 @@ async def test_a_large_mcp_set_is_still_deferred(tmp_path: Path, home: Path) -> 
     with MessagesServer([turn(text("ok"))]) as server:
         agent = _agent(server, tmp_path, home, config, context_window=200_000)
         await agent.run("hello")
-        deferred = agent._runtime.deferred_tools if agent._runtime else ()  # noqa: SLF001
+        deferred = agent._runtime.deferred_tools if agent._runtime else ()
         await agent.aclose()
         body = server.requests[0]
     assert len(deferred) == 203
