@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msg_strategies import TOOLS, event, internal_arrays
+from session_strategies import examples
 
 from queryloop.messages import (
     AssistantMessage,
@@ -99,7 +100,7 @@ def _fields(message: Message) -> list[str]:
     return [f.name for f in dataclasses.fields(message)]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(internal_arrays(), sessions())
 def test_incremental_equals_full_normalization(start: list[Message], ops: list[Any]) -> None:
     normalizer = IncrementalNormalizer()
@@ -120,7 +121,7 @@ def test_incremental_equals_full_normalization(start: list[Message], ops: list[A
         assert _dump(value) == text
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(internal_arrays(), st.lists(st.booleans(), min_size=1, max_size=10))
 def test_incremental_equals_full_on_plain_loop_appends(
     start: list[Message], tools: list[bool]

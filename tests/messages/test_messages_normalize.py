@@ -14,6 +14,7 @@ from queryloop.messages import (
     SystemSubtype,
     TextBlock,
     ThinkingBlock,
+    ThinkingType,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -27,8 +28,8 @@ from queryloop.messages import (
 from queryloop.messages import normalize as n
 from queryloop.messages.types import ProgressMessage, ToolUseSummaryMessage
 
-CTX = NormalizeContext(tool_names=frozenset({"Read", "Bash"}), thinking_enabled=False)
-THINK = NormalizeContext(tool_names=frozenset({"Read", "Bash"}), thinking_enabled=True)
+CTX = NormalizeContext(tool_names=frozenset({"Read", "Bash"}), thinking=ThinkingType.DISABLED)
+THINK = NormalizeContext(tool_names=frozenset({"Read", "Bash"}), thinking=ThinkingType.ENABLED)
 TOOLS = [
     {"name": "Read", "input_schema": {"type": "object"}},
     {"name": "Bash", "input_schema": {"type": "object"}},
@@ -58,6 +59,7 @@ def text(value: str) -> dict[str, Any]:
 def test_passes_are_named_in_one_ordered_tuple_with_docstrings() -> None:
     names = [name for name, _ in PASSES]
     assert names == [
+        "dedupe_by_uuid",
         "reorder_attachments",
         "drop_non_api_messages",
         "render_attachments",
@@ -295,10 +297,28 @@ def _loop(first: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def test_unfinished_tool_loop_without_thinking_becomes_text() -> None:
-    out = n.close_tool_turn_without_thinking(_loop([text("doing")]), THINK)  # type: ignore[arg-type]
-    assert out[1]["content"] == [text("doing"), text('[Called tool Bash with input {"c": 1}]')]
-    assert out[2]["content"] == [text("[Tool Bash result]\nout")]
+def test_unfinished_tool_loop_without_thinking_is_closed_not_rewritten() -> None:
+    loop = _loop([text("doing")])
+    out = n.close_tool_turn_without_thinking(loop, THINK)  # type: ignore[arg-type]
+    assert out[:3] == loop  # every tool_use and tool_result kept as it was
+    assert out[3:] == [
+        {"role": "assistant", "content": [text(n.TOOL_LOOP_CLOSED_TEXT)]},
+        {"role": "user", "content": [text(n.CONTINUE_TEXT)]},
+    ]
+    # The user's own words after the results follow the closing message.
+    loop[-1] = {"role": "user", "content": [*loop[-1]["content"], text("and then?")]}
+    out = n.close_tool_turn_without_thinking(loop, THINK)  # type: ignore[arg-type]
+    assert out[2]["content"] == [{"type": "tool_result", "tool_use_id": "t1", "content": "out"}]
+    assert out[3:] == [
+        {"role": "assistant", "content": [text(n.TOOL_LOOP_CLOSED_TEXT)]},
+        {"role": "user", "content": [text("and then?")]},
+    ]
+
+
+def test_adaptive_thinking_leaves_an_unfinished_loop_open() -> None:
+    adaptive = NormalizeContext(tool_names=frozenset({"Bash"}), thinking=ThinkingType.ADAPTIVE)
+    loop = _loop([text("doing")])
+    assert n.close_tool_turn_without_thinking(loop, adaptive) == loop  # type: ignore[arg-type]
 
 
 def test_tool_loop_with_thinking_or_thinking_off_is_left_alone() -> None:
@@ -384,13 +404,13 @@ def test_input_is_not_modified_and_output_is_fresh() -> None:
 
 
 def test_check_invariants_logs_violations_only_at_debug(caplog: Any) -> None:
-    broken = [{"role": "assistant", "content": [text(" ")]}]
+    broken = [{"role": "user", "content": [text(" ")]}]
     with caplog.at_level("INFO", logger="queryloop.messages.normalize"):
         assert n.check_invariants(broken, CTX) == broken  # type: ignore[arg-type]
     assert caplog.records == []
     with caplog.at_level("DEBUG", logger="queryloop.messages.normalize"):
         n.check_invariants(broken, CTX)  # type: ignore[arg-type]
-    assert any("messages.first_role" in r.getMessage() for r in caplog.records)
+    assert any("text.empty" in r.getMessage() for r in caplog.records)
 
 
 def test_garbage_collector_state_is_restored() -> None:

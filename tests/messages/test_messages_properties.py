@@ -7,11 +7,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msg_strategies import TOOL_IDS, TOOLS, internal_arrays, valid_arrays
+from session_strategies import examples
 
 from queryloop.messages import (
     AssistantMessage,
     Message,
     TextBlock,
+    ThinkingType,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -24,18 +26,25 @@ from queryloop.messages.api_types import ApiMessage
 PAIRING_RULES = ("tool_use.", "tool_result.", "messages.content_empty")
 
 
-def request(messages: list[ApiMessage], thinking: bool) -> dict[str, Any]:
+def request(messages: list[ApiMessage], thinking: bool | ThinkingType) -> dict[str, Any]:
     body: dict[str, Any] = {"model": "m", "max_tokens": 2048, "messages": messages, "tools": TOOLS}
-    if thinking:
+    mode = ThinkingType.of(thinking)
+    if mode is ThinkingType.ENABLED:
         body["thinking"] = {"type": "enabled", "budget_tokens": 1024}
+    elif mode is ThinkingType.ADAPTIVE:
+        body["thinking"] = {"type": "adaptive"}
     return body
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def errors(body: dict[str, Any]) -> list[Any]:
+    return [v for v in validate_api_request(body) if v.is_error]
+
+
+@settings(max_examples=examples(1300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(internal_arrays())
 def test_any_internal_array_normalizes_to_a_valid_request(messages: list[Message]) -> None:
-    for thinking in (True, False):
-        out = normalize_messages_for_api(messages, TOOLS, thinking_enabled=thinking)
+    for thinking in (ThinkingType.ENABLED, ThinkingType.ADAPTIVE, ThinkingType.DISABLED):
+        out = normalize_messages_for_api(messages, TOOLS, thinking=thinking)
         violations = validate_api_request(request(out, thinking))
         if not out:
             assert [v.rule for v in violations] == ["messages.empty"]
@@ -75,7 +84,7 @@ def _api_content(messages: list[ApiMessage]) -> tuple[set[str], set[str], set[st
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.booleans().flatmap(lambda t: st.tuples(st.just(t), valid_arrays(t))))
 def test_valid_input_keeps_all_of_its_content(case: tuple[bool, list[Message]]) -> None:
     thinking, messages = case
@@ -129,7 +138,7 @@ def _fix_roles(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return fixed
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(api_arrays)
 def test_pairing_is_idempotent_pure_and_pairs_everything(raw: list[dict[str, Any]]) -> None:
     messages: list[ApiMessage] = _fix_roles(raw)  # type: ignore[assignment]
@@ -138,11 +147,11 @@ def test_pairing_is_idempotent_pure_and_pairs_everything(raw: list[dict[str, Any
     assert repr(messages) == snapshot
     assert ensure_tool_result_pairing(once) == once
     body = {"model": "m", "max_tokens": 10, "messages": once, "tools": TOOLS}
-    rules = [v.rule for v in validate_api_request(body) if v.rule.startswith(PAIRING_RULES)]
+    rules = [v.rule for v in errors(body) if v.rule.startswith(PAIRING_RULES)]
     assert rules == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.booleans().flatmap(lambda t: st.tuples(st.just(t), valid_arrays(t), st.integers(0, 10))))
 def test_earlier_turns_normalize_to_the_same_bytes_later(
     case: tuple[bool, list[Message], int],

@@ -23,6 +23,7 @@ from ..messages.constructors import meta_user_message, user_message
 from ..messages.incremental import IncrementalNormalizer
 from ..messages.types import Message
 from ..providers.base import ModelRequest
+from ..providers.models import get_model_info
 from ..tools.base import Tool, ToolContext
 from .cache import CACHE_TTLS, BreakpointCounter, apply_cache_breakpoints
 from .deferred import DeferredSource, loaded_deferred_tools
@@ -146,7 +147,10 @@ class RequestBuilder:
         tools = self._tools(extra_tools)
         history = [*self._context_message, *messages]
         api_messages = self._normalizer.normalize(
-            history, tools, thinking_enabled=self.thinking_enabled
+            history,
+            tools,
+            thinking=self.thinking,
+            prefill=get_model_info(model or self.model).prefill,
         )
         system, api_messages = apply_cache_breakpoints(
             self._system, api_messages, ttl=self.cache_ttl, counter=self._breakpoints

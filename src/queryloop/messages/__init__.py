@@ -43,6 +43,7 @@ from .constructors import (
 from .normalize import PASSES, NormalizeContext, normalize_messages_for_api
 from .pairing import ensure_tool_result_pairing
 from .serialization import MessageDecodeError, message_from_dict, message_to_dict
+from .thinking_mode import ThinkingType
 from .types import (
     AssistantMessage,
     Attachment,
@@ -56,7 +57,7 @@ from .types import (
     UserMessage,
 )
 from .usage import Usage
-from .validate import Violation, validate_api_request
+from .validate import ModelCapabilities, Severity, Violation, validate_api_request
 
 __all__ = [
     "PASSES",
@@ -70,15 +71,18 @@ __all__ = [
     "ImageBlock",
     "Message",
     "MessageDecodeError",
+    "ModelCapabilities",
     "NormalizeContext",
     "ProgressMessage",
     "RedactedThinkingBlock",
     "RenderContext",
     "RenderedAttachment",
+    "Severity",
     "SystemMessage",
     "SystemSubtype",
     "TextBlock",
     "ThinkingBlock",
+    "ThinkingType",
     "TombstoneMessage",
     "ToolResultBlock",
     "ToolUseBlock",

@@ -20,7 +20,9 @@ the checkpoint is only placed at a *safe split* j, with thinking off, where:
 * no tombstone voids a message on the other side of j, nor ``cur[j]`` itself (so removing
   voided messages treats both sides alone);
 * no tool_use or tool_result in the tail names a tool_use id of the prefix, so pairing
-  (which matches results to uses globally and drops repeated ids) treats both sides alone.
+  (which matches results to uses globally and drops repeated ids) treats both sides alone;
+* no message of the tail has the uuid of a message before it (``cur[j]`` included), so
+  `dedupe_by_uuid` drops nothing across j.
 
 The tail is normalized with `NormalizeContext.continuation` (no leading placeholder: the
 prefix starts the request); every other pass is the same code. When any condition fails,
@@ -35,7 +37,9 @@ from typing import Any
 
 from .api_types import ApiMessage
 from .blocks import TextBlock, ToolUseBlock
-from .normalize import PASSES, NormalizeContext, check_invariants, run_passes, tool_names
+from .normalize import PASSES, NormalizeContext, check_invariants, run_passes
+from .normalize_context import make_context
+from .thinking_mode import ThinkingSpec, ThinkingType
 from .types import AssistantMessage, Message, TombstoneMessage
 
 _NAMES = [name for name, _ in PASSES]
@@ -95,12 +99,14 @@ class IncrementalNormalizer:
         messages: Sequence[Message],
         tools: Sequence[Mapping[str, Any]] | None = None,
         *,
-        thinking_enabled: bool = True,
+        thinking: ThinkingSpec = ThinkingType.ENABLED,
+        thinking_enabled: bool | None = None,
+        prefill: bool = True,
     ) -> list[ApiMessage]:
         """Same contract and result as `normalize_messages_for_api(messages, tools, ...)`."""
-        ctx = NormalizeContext(tool_names=tool_names(tools), thinking_enabled=thinking_enabled)
+        ctx = make_context(tools, thinking, thinking_enabled, prefill)
         current = list(messages)
-        if not thinking_enabled:
+        if not ctx.thinking.on:
             result = self._incremental(current, ctx)
             if result is not None:
                 return result
@@ -145,7 +151,7 @@ class IncrementalNormalizer:
     def _fresh_checkpoint(
         self, current: list[Message], ctx: NormalizeContext
     ) -> _Checkpoint | None:
-        split = _last_safe_split(current, 0, set())
+        split = _last_safe_split(current, 0, set(), set())
         if split is None:
             return None
         prefix = self._run(current[:split], ctx)
@@ -169,8 +175,8 @@ class IncrementalNormalizer:
         uuids, targets = _uuids_and_targets(tail)
         if not (targets.isdisjoint(cp.uuids) and cp.targets.isdisjoint(uuids)):
             return None  # a tombstone voids a message across the split
-        if cp.anchor.uuid in targets:
-            return None
+        if cp.anchor.uuid in targets or not uuids.isdisjoint(cp.uuids):
+            return None  # a message voided, or repeated, across the split
         run = self._run(tail, replace(cp.ctx, continuation=True))
         if not cp.tool_ids.isdisjoint(run.use_ids) or not cp.tool_ids.isdisjoint(run.result_ids):
             return None
@@ -183,7 +189,7 @@ class IncrementalNormalizer:
         """Move the checkpoint to the last safe split of `current` (the tail's conditions,
         just checked, hold for every part of it)."""
         start = len(cp.inputs)
-        split = _last_safe_split(current, start, cp.message_ids, lowest=start + 1)
+        split = _last_safe_split(current, start, cp.message_ids, cp.uuids, lowest=start + 1)
         if split is None:
             return
         part = self._run(current[start:split], replace(cp.ctx, continuation=True))
@@ -220,19 +226,36 @@ def _message_ids(messages: Iterable[Message]) -> Iterable[str]:
 
 
 def _last_safe_split(
-    messages: list[Message], start: int, ids_before_start: set[str], *, lowest: int = 1
+    messages: list[Message],
+    start: int,
+    ids_before_start: set[str],
+    uuids_before_start: set[str],
+    *,
+    lowest: int = 1,
 ) -> int | None:
     """The largest j >= `lowest` whose message boundary is a safe split (see the module
-    docstring); `ids_before_start` holds the assistant message ids of ``messages[:start]``."""
+    docstring); `ids_before_start` holds the assistant message ids of ``messages[:start]``,
+    `uuids_before_start` their uuids."""
+    first_of = _first_indexes(messages, start)
     for j in range(len(messages) - 1, max(lowest, 1) - 1, -1):
         message = messages[j]
         if not isinstance(message, AssistantMessage) or not _is_anchor(message):
             continue
+        if first_of.get(message.uuid) != j or message.uuid in uuids_before_start:
+            continue  # a repeat of an earlier message: dedupe_by_uuid drops it
         mid = message.message_id
         if mid and (mid in ids_before_start or mid in set(_message_ids(messages[start:j]))):
             continue
         return j
     return None
+
+
+def _first_indexes(messages: list[Message], start: int) -> dict[str, int]:
+    """uuid -> index of its first message at or after `start`."""
+    first: dict[str, int] = {}
+    for index in range(start, len(messages)):
+        first.setdefault(messages[index].uuid, index)
+    return first
 
 
 def _is_anchor(message: AssistantMessage) -> bool:

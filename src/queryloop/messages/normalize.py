@@ -20,8 +20,11 @@ from .api_types import ApiMessage
 from .normalize_context import (
     CONTINUE_TEXT,
     LEADING_PLACEHOLDER_TEXT,
+    TOOL_LOOP_CLOSED_TEXT,
     Draft,
     NormalizeContext,
+    make_context,
+    tool_names,
 )
 from .passes_api import (
     check_invariants,
@@ -31,22 +34,30 @@ from .passes_api import (
     pair_tool_results,
     tool_results_first,
 )
-from .passes_internal import drop_non_api_messages, render_attachments, reorder_attachments
+from .passes_internal import (
+    dedupe_by_uuid,
+    drop_non_api_messages,
+    render_attachments,
+    reorder_attachments,
+)
 from .passes_thinking import (
     close_tool_turn_without_thinking,
     drop_trailing_thinking,
     strip_thinking,
 )
+from .thinking_mode import ThinkingSpec, ThinkingType
 from .types import Message
 
 __all__ = [
     "CONTINUE_TEXT",
     "LEADING_PLACEHOLDER_TEXT",
     "PASSES",
+    "TOOL_LOOP_CLOSED_TEXT",
     "Draft",
     "NormalizeContext",
     "check_invariants",
     "close_tool_turn_without_thinking",
+    "dedupe_by_uuid",
     "drop_empty_text",
     "drop_non_api_messages",
     "drop_trailing_thinking",
@@ -65,6 +76,7 @@ __all__ = [
 Pass: TypeAlias = Callable[[Any, NormalizeContext], Any]
 
 PASSES: tuple[tuple[str, Pass], ...] = (
+    ("dedupe_by_uuid", dedupe_by_uuid),
     ("reorder_attachments", reorder_attachments),
     ("drop_non_api_messages", drop_non_api_messages),
     ("render_attachments", render_attachments),
@@ -85,23 +97,23 @@ def normalize_messages_for_api(
     messages: Sequence[Message],
     tools: Sequence[Mapping[str, Any]] | None = None,
     *,
-    thinking_enabled: bool = True,
+    thinking: ThinkingSpec = ThinkingType.ENABLED,
+    thinking_enabled: bool | None = None,
+    prefill: bool = True,
 ) -> list[ApiMessage]:
     """The internal array as the strict user/assistant messages the Messages API accepts.
 
     `tools` are the request's tool definitions (only their names matter here: a file
     attachment becomes a synthetic Read call only when a "Read" tool is defined).
-    `thinking_enabled` must match the request's `thinking` parameter. The input is not
-    modified; the same input always gives the same output, byte for byte.
+    `thinking` is the request's `thinking` parameter (the object, None, or a `ThinkingType`):
+    extended (`enabled`) and adaptive thinking have different rules. `thinking_enabled` is
+    the older boolean form (True means `enabled`) and wins when given. `prefill=False` is
+    for models that reject a final assistant message. The input is not modified; the same
+    input always gives the same output, byte for byte.
     """
-    ctx = NormalizeContext(tool_names=tool_names(tools), thinking_enabled=thinking_enabled)
+    ctx = make_context(tools, thinking, thinking_enabled, prefill)
     result: list[ApiMessage] = run_passes(list(messages), ctx, PASSES)
     return result
-
-
-def tool_names(tools: Sequence[Mapping[str, Any]] | None) -> frozenset[str]:
-    """The names of a request's tool definitions (what `NormalizeContext.tool_names` holds)."""
-    return frozenset(str(t.get("name", "")) for t in tools or ())
 
 
 def run_passes(state: Any, ctx: NormalizeContext, passes: Sequence[tuple[str, Pass]]) -> Any:

@@ -151,10 +151,11 @@ def ensure_alternation(messages: list[ApiMessage], ctx: NormalizeContext) -> lis
     Needs: paired messages. Inserts a placeholder user message when the array starts with
     the assistant (not for a `continuation`: its prefix starts the request); merges any
     consecutive same roles; strips trailing whitespace from a final assistant message
-    (prefill), dropping blocks that become empty; with thinking on,
-    appends a short user message after a final assistant message (the API accepts prefill
-    with thinking only when it starts with a thinking block, and a finished answer is not
-    something to continue).
+    (prefill), dropping blocks that become empty; with thinking on, or on a model without
+    prefill (`ctx.prefill` False), appends a short user message after a final assistant
+    message (the API accepts prefill with thinking only when it starts with a thinking
+    block, models from Claude 4.6 on reject it, and a finished answer is not something to
+    continue).
     Guarantees: a request-ready array (possibly empty when nothing reached the API).
     """
     out = merge_same_roles(messages)
@@ -168,7 +169,7 @@ def ensure_alternation(messages: list[ApiMessage], ctx: NormalizeContext) -> lis
 
 
 def _finish_final_assistant(out: list[ApiMessage], ctx: NormalizeContext) -> None:
-    if ctx.thinking_enabled:
+    if ctx.thinking_enabled or not ctx.prefill:
         out.append({"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
         return
     content = list(out[-1]["content"])
@@ -191,8 +192,11 @@ def check_invariants(messages: list[ApiMessage], ctx: NormalizeContext) -> list[
     unless `queryloop.messages.normalize` logs at DEBUG level. Guarantees: unchanged output.
     """
     if logger.isEnabledFor(logging.DEBUG):
-        for violation in validate_messages(messages, thinking_enabled=ctx.thinking_enabled):
-            logger.warning("normalized request breaks %s: %s", violation.rule, violation.message)
+        for violation in validate_messages(messages, thinking=ctx.thinking):
+            if violation.is_error:
+                logger.warning(
+                    "normalized request breaks %s: %s", violation.rule, violation.message
+                )
     return messages
 
 

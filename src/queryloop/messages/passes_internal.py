@@ -18,6 +18,23 @@ from .types import (
 )
 
 
+def dedupe_by_uuid(messages: list[Any], ctx: NormalizeContext) -> list[Any]:
+    """Keep only the first message of each uuid.
+
+    Needs: the raw internal array. A message present twice (a transcript loaded or
+    replayed twice, a resumed turn appended again) would otherwise reach the API twice;
+    a uuid names one message, so every later copy goes, whatever kind it is.
+    Guarantees: uuids unique, order otherwise unchanged (the same list when nothing repeats).
+    """
+    seen: set[str] = set()
+    out: list[Any] = []
+    for message in messages:
+        if message.uuid not in seen:
+            seen.add(message.uuid)
+            out.append(message)
+    return messages if len(out) == len(messages) else out
+
+
 def reorder_attachments(messages: list[Any], ctx: NormalizeContext) -> list[Any]:
     """Bubble attachments up to just after the nearest stop point above them.
 

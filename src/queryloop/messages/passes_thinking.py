@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-
 from .api_types import ApiContentBlock, ApiMessage
-from .normalize_context import THINKING_TYPES, NormalizeContext
+from .normalize_context import (
+    CONTINUE_TEXT,
+    THINKING_TYPES,
+    TOOL_LOOP_CLOSED_TEXT,
+    NormalizeContext,
+)
 from .passes_api import merge_same_roles
+from .thinking_mode import ThinkingType
 from .validate import final_turn_first_assistant
 
 
@@ -70,16 +73,20 @@ def drop_trailing_thinking(messages: list[ApiMessage], ctx: NormalizeContext) ->
 def close_tool_turn_without_thinking(
     messages: list[ApiMessage], ctx: NormalizeContext
 ) -> list[ApiMessage]:
-    """With thinking on, make an unfinished tool loop that lacks its thinking block valid.
+    """With extended thinking, end an unfinished tool loop that lacks its thinking block.
 
-    Needs: paired messages. When the array ends inside a tool loop (its last message is a
-    tool_result-led user message), the API requires the loop's first assistant message to
-    start with a thinking block. If it does not (the thinking was unsigned, or thinking was
-    switched on mid-turn) no valid request can keep those blocks as tool calls, so that
-    turn's tool_use and tool_result blocks are rewritten as plain text.
+    Needs: paired messages. In extended (manual, `enabled`) mode the API requires the final
+    assistant turn of a request to start with a thinking block: when the array ends inside
+    a tool loop (its last message is a tool_result-led user message), the loop's first
+    assistant message must start with one. When it does not (the thinking was unsigned,
+    or thinking was switched on mid-turn), the loop is closed instead of rewritten: the
+    last user message's tool_results stay a user message of their own, a short assistant
+    message (`TOOL_LOOP_CLOSED_TEXT`) follows, and the rest of that user message (or
+    `CONTINUE_TEXT` when there is none) comes after it. Every tool_use and tool_result is
+    kept as it was. Adaptive mode has no such requirement; nothing changes there.
     Guarantees: the thinking requirement for the final turn holds; pairing still holds.
     """
-    if not ctx.thinking_enabled:
+    if ctx.thinking is not ThinkingType.ENABLED:
         return messages
     start = final_turn_first_assistant(messages)
     if start is None:
@@ -87,31 +94,12 @@ def close_tool_turn_without_thinking(
     first = messages[start]["content"]
     if first and first[0].get("type") in THINKING_TYPES:
         return messages
-    names = {
-        b["id"]: b.get("name", "tool")
-        for m in messages[start:]
-        for b in m["content"]
-        if b.get("type") == "tool_use"
-    }
-    tail: list[ApiMessage] = [
-        {"role": m["role"], "content": [x for b in m["content"] for x in _as_text(b, names)]}
-        for m in messages[start:]
+    content = messages[-1]["content"]
+    results = [b for b in content if b.get("type") == "tool_result"]
+    rest = [b for b in content if b.get("type") != "tool_result"]
+    return [
+        *messages[:-1],
+        {"role": "user", "content": results},
+        {"role": "assistant", "content": [{"type": "text", "text": TOOL_LOOP_CLOSED_TEXT}]},
+        {"role": "user", "content": rest or [{"type": "text", "text": CONTINUE_TEXT}]},
     ]
-    return messages[:start] + tail
-
-
-def _as_text(block: ApiContentBlock, names: Mapping[str, str]) -> list[ApiContentBlock]:
-    kind = block.get("type")
-    if kind == "tool_use":
-        args = json.dumps(block.get("input", {}), ensure_ascii=False, sort_keys=True)
-        return [{"type": "text", "text": f"[Called tool {block.get('name')} with input {args}]"}]
-    if kind != "tool_result":
-        return [block]
-    name = names.get(block.get("tool_use_id", ""), "tool")
-    status = "error" if block.get("is_error") else "result"
-    inner = block.get("content", "")
-    parts = [{"type": "text", "text": inner}] if isinstance(inner, str) else list(inner)
-    texts = [p for p in parts if p.get("type") == "text" and str(p.get("text", "")).strip()]
-    media = [p for p in parts if p.get("type") != "text"]
-    body = "\n".join(str(p["text"]) for p in texts) or "(no output)"
-    return [{"type": "text", "text": f"[Tool {name} {status}]\n{body}"}, *media]

@@ -1,10 +1,12 @@
 """The Anthropic Messages API's request rules, checked locally.
 
-`validate_api_request(body)` returns every rule the request body breaks, each with a
-stable rule id (for example `tool_use.unanswered`), a message and a JSONPath-like location.
-It accepts the full real request shape: fields it does not judge (stream, metadata,
-context_management, citations, server tools, ...) pass untouched. docs/messages.md lists
-every rule and the documentation it comes from.
+`validate_api_request(body, model=...)` returns every rule the request body breaks, each
+with a stable rule id (for example `tool_use.unanswered`), a message, a JSONPath-like
+location and a severity: an ERROR is a request the API rejects with a 400, a WARNING one it
+accepts (merging, ignoring or degrading something). Only errors may block a request.
+`model` (a `ModelRules`, such as `providers.models.ModelInfo`) enables the model-dependent
+rules; without it the model is unknown and those rules give warnings at most.
+docs/messages.md lists every rule and the documentation it comes from.
 """
 
 from __future__ import annotations
@@ -13,21 +15,72 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .thinking_mode import ThinkingType
 from .validate_blocks import check_cache_totals, record_cache_control
 from .validate_messages import final_turn_first_assistant, validate_messages
-from .violation import Violation
+from .validate_model import UNKNOWN_MODEL, ModelCapabilities, ModelRules
+from .violation import Severity, Violation, errors, warning, warnings
 
 __all__ = [
+    "KNOWN_REQUEST_FIELDS",
+    "ModelCapabilities",
+    "ModelRules",
+    "Severity",
     "Violation",
+    "errors",
     "final_turn_first_assistant",
     "thinking_active",
     "validate_api_request",
     "validate_messages",
+    "warnings",
 ]
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MIN_THINKING_BUDGET = 1024
 FORCED_TOOL_CHOICES = frozenset({"any", "tool"})
+KNOWN_REQUEST_FIELDS = frozenset(
+    {
+        # anthropic SDK 2.14 MessageCreateParams (generated from the API's schema) ...
+        "model",
+        "messages",
+        "max_tokens",
+        "system",
+        "metadata",
+        "stop_sequences",
+        "stream",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "service_tier",
+        "container",
+        "cache_control",
+        "inference_geo",
+        "output_config",
+        "speed",
+        "diagnostics",
+        "user_profile_id",
+        "workspace_id",
+        # ... its beta additions ...
+        "context_management",
+        "mcp_servers",
+        "compaction",
+        "billing_policy",
+        "fallback_credit_token",
+        "fallbacks",
+        "thread",
+        # ... and the sampling parameters older models still accept (the SDK dropped them).
+        "temperature",
+        "top_p",
+        "top_k",
+        "output_format",
+    }
+)
+"""Top-level request fields the API accepts; any other is rejected ("Extra inputs are not
+permitted")."""
+CONTEXT_EDITS = frozenset(
+    {"clear_tool_uses_20250919", "clear_thinking_20251015", "compact_20260112"}
+)
+"""`context_management.edits[].type` values (SDK 2.14 `BetaContextManagementConfigParam`)."""
 
 Out = list[Violation]
 Cache = list[tuple[str, Mapping[str, Any]]]
@@ -39,33 +92,58 @@ def thinking_active(request: Mapping[str, Any]) -> bool:
     return isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive")
 
 
-def validate_api_request(request: Mapping[str, Any]) -> list[Violation]:
-    """Every rule the request body breaks; an empty list means the API should accept it."""
+def _mode(request: Mapping[str, Any]) -> ThinkingType:
+    """The request's thinking mode (an invalid `thinking` counts as off; it is an error)."""
+    if not thinking_active(request):
+        return ThinkingType.DISABLED
+    return ThinkingType.of(request.get("thinking"))
+
+
+def validate_api_request(
+    request: Mapping[str, Any], *, model: ModelRules | None = None
+) -> list[Violation]:
+    """Every rule the request body breaks; no errors means the API should accept it."""
+    rules = model if model is not None else UNKNOWN_MODEL
     out: Out = []
     cache: Cache = []
+    _check_fields(request, out)
     _check_scalars(request, out)
     tool_names = _check_tools(request.get("tools"), out, cache)
     _check_system(request.get("system"), out, cache)
     out.extend(
         validate_messages(
-            request.get("messages"), thinking_enabled=thinking_active(request), cache=cache
+            request.get("messages"), thinking=_mode(request), cache=cache, model=rules
         )
     )
+    if request.get("cache_control") is not None:
+        # Automatic caching places one breakpoint on the last cacheable block.
+        record_cache_control(request["cache_control"], "cache_control", out, cache)
     check_cache_totals(cache, out)
     _check_tools_defined(request, out)
     _check_tool_choice(request.get("tool_choice"), tool_names, out)
     _check_thinking(request, out)
+    _check_context_management(request, out)
     return out
+
+
+def _check_fields(request: Mapping[str, Any], out: Out) -> None:
+    for key in request:
+        if key not in KNOWN_REQUEST_FIELDS:
+            out.append(
+                Violation("request.unknown_field", f"{key}: Extra inputs are not permitted", key)
+            )
 
 
 def _check_scalars(request: Mapping[str, Any], out: Out) -> None:
     model = request.get("model")
     if not isinstance(model, str) or not model:
         out.append(Violation("model.missing", "model must be a non-empty string", "model"))
-    if not _is_int(request.get("max_tokens")) or request["max_tokens"] < 1:
+    if not _is_int(request.get("max_tokens")) or request["max_tokens"] < 0:
         out.append(
-            Violation("max_tokens.invalid", "max_tokens must be an integer >= 1", "max_tokens")
+            Violation("max_tokens.invalid", "max_tokens must be an integer >= 0", "max_tokens")
         )
+    elif request["max_tokens"] == 0:
+        _check_cache_warming(request, out)
     _check_range(request, "temperature", 0.0, 1.0, out)
     _check_range(request, "top_p", 0.0, 1.0, out)
     top_k = request.get("top_k")
@@ -91,6 +169,37 @@ def _check_scalars(request: Mapping[str, Any], out: Out) -> None:
                 "metadata.invalid", "metadata must be an object; user_id a string", "metadata"
             )
         )
+
+
+def _check_cache_warming(request: Mapping[str, Any], out: Out) -> None:
+    """max_tokens 0 writes the prompt cache and generates nothing: accepted, except with
+    streaming, thinking, structured output or forced tool use."""
+    out.append(
+        warning(
+            "max_tokens.zero",
+            "max_tokens 0 generates nothing (a cache-warming request)",
+            "max_tokens",
+        )
+    )
+    output_config = request.get("output_config")
+    choice = request.get("tool_choice")
+    clashes = {
+        "stream": bool(request.get("stream")),
+        "thinking": thinking_active(request),
+        "output_config.format": isinstance(output_config, Mapping)
+        and output_config.get("format") is not None,
+        "output_format": request.get("output_format") is not None,
+        "tool_choice": isinstance(choice, Mapping) and choice.get("type") in FORCED_TOOL_CHOICES,
+    }
+    for name, clash in clashes.items():
+        if clash:
+            out.append(
+                Violation(
+                    "max_tokens.zero_unsupported",
+                    f"max_tokens 0 cannot be combined with {name}",
+                    "max_tokens",
+                )
+            )
 
 
 def _is_int(value: Any) -> bool:
@@ -295,3 +404,38 @@ def _check_budget(budget: Any, max_tokens: Any, out: Out) -> None:
                 "thinking.budget_tokens",
             )
         )
+
+
+def _check_context_management(request: Mapping[str, Any], out: Out) -> None:
+    config = request.get("context_management")
+    if config is None:
+        return
+    edits = config.get("edits", []) if isinstance(config, Mapping) else None
+    if not isinstance(edits, list):
+        out.append(
+            Violation(
+                "context_management.invalid",
+                "context_management must be an object with a list of edits",
+                "context_management",
+            )
+        )
+        return
+    for i, edit in enumerate(edits):
+        path = f"context_management.edits[{i}]"
+        kind = edit.get("type") if isinstance(edit, Mapping) else None
+        if kind not in CONTEXT_EDITS:
+            out.append(
+                Violation(
+                    "context_management.unknown_edit",
+                    f"unknown context management edit type {kind!r}",
+                    path,
+                )
+            )
+        elif kind == "clear_thinking_20251015" and not thinking_active(request):
+            out.append(
+                Violation(
+                    "context_management.clear_thinking_without_thinking",
+                    "the clear_thinking_20251015 edit requires thinking to be enabled",
+                    path,
+                )
+            )

@@ -1,7 +1,8 @@
 """Rules for single content blocks and cache_control markers (used by the validator).
 
-Unknown block types (server tools, search results, containers, ...) are accepted as they
-are: the validator only judges what it knows, so real requests give no false positives.
+Every block type the Messages API accepts in a request is known here (`KNOWN_BLOCK_TYPES`,
+the request content-block union of the API, beta features included); the API rejects any
+other type, and so does the validator. Server-tool blocks are known but not judged further.
 """
 
 from __future__ import annotations
@@ -14,7 +15,43 @@ from .violation import Violation
 USER_ONLY = frozenset({"tool_result"})
 ASSISTANT_ONLY = frozenset({"tool_use", "thinking", "redacted_thinking"})
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
-RESULT_PARTS = frozenset({"text", "image", "document", "search_result", "tool_reference"})
+RESULT_PARTS = frozenset(
+    {"text", "image", "document", "search_result", "tool_reference", "browser_state"}
+)
+KNOWN_BLOCK_TYPES = frozenset(
+    {
+        "text",
+        "image",
+        "document",
+        "search_result",
+        "thinking",
+        "redacted_thinking",
+        "tool_use",
+        "tool_result",
+        "server_tool_use",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "advisor_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "mcp_tool_listing",
+        "container_upload",
+        "compaction",
+        "tool_addition",
+        "tool_removal",
+        "fallback",
+    }
+)
+"""Request content-block types of the Messages API (anthropic SDK 2.14 `ContentBlockParam`
+and `BetaContentBlockParam` unions, which are generated from the API's schema)."""
+SERVER_RESULT_TYPES = frozenset(
+    t for t in KNOWN_BLOCK_TYPES if t.endswith("_tool_result") and t != "mcp_tool_result"
+)
+"""Results of server tools: an assistant turn ending in one is paused, not a prefill."""
 IMAGE_MEDIA = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 CACHE_TTLS = frozenset({"5m", "1h"})
 
@@ -24,6 +61,9 @@ Out = list[Violation]
 def check_block(block: Mapping[str, Any], path: str, role: str, out: Out) -> None:
     """Append the violations of one message content block."""
     kind = str(block.get("type"))
+    if kind not in KNOWN_BLOCK_TYPES:
+        out.append(Violation("block.unknown_type", f"{kind!r} is not a content block type", path))
+        return
     if (role == "assistant" and kind in USER_ONLY) or (role == "user" and kind in ASSISTANT_ONLY):
         out.append(
             Violation("block.role_mismatch", f"a {role} message cannot contain {kind!r}", path)
@@ -32,6 +72,26 @@ def check_block(block: Mapping[str, Any], path: str, role: str, out: Out) -> Non
     checker = _CHECKERS.get(kind)
     if checker is not None:
         checker(block, path, out)
+
+
+SYSTEM_MESSAGE_BLOCKS = frozenset({"text", "tool_addition", "tool_removal"})
+
+
+def check_system_message_block(block: Mapping[str, Any], path: str, out: Out) -> None:
+    """Append the violations of one block of a role "system" message."""
+    kind = block.get("type")
+    if kind not in SYSTEM_MESSAGE_BLOCKS:
+        out.append(
+            Violation(
+                "system_message.block_type",
+                f"a system message can hold text, tool_addition and tool_removal, not {kind!r}",
+                path,
+            )
+        )
+    elif kind == "text":
+        _text(block, path, out)
+    elif not isinstance(block.get("tool"), Mapping):
+        out.append(Violation("system_message.block_type", f"{kind} needs a tool reference", path))
 
 
 def _text(block: Mapping[str, Any], path: str, out: Out) -> None:
@@ -92,6 +152,15 @@ def _tool_result(block: Mapping[str, Any], path: str, out: Out) -> None:
         checker = _CHECKERS.get(str(kind))
         if checker is not None:
             checker(part, part_path, out)
+        if part.get("cache_control") is not None:
+            out.append(
+                Violation(
+                    "cache_control.nested_in_tool_result",
+                    "cache_control is not supported on blocks inside a tool_result; "
+                    "put it on the tool_result block",
+                    f"{part_path}.cache_control",
+                )
+            )
 
 
 def _image(block: Mapping[str, Any], path: str, out: Out) -> None:
@@ -165,7 +234,8 @@ _CHECKERS: dict[str, Callable[[Mapping[str, Any], str, Out], None]] = {
 def check_cache_control(
     block: Mapping[str, Any], path: str, out: Out, cache: list[tuple[str, Mapping[str, Any]]]
 ) -> None:
-    """Record a block's cache_control (and those nested in tool_result content); check placement."""
+    """Record a block's cache_control and check its placement (markers nested in a
+    tool_result's content are rejected by `check_block`, and not counted)."""
     marker = block.get("cache_control")
     if marker is not None:
         kind = block.get("type")
@@ -182,10 +252,6 @@ def check_cache_control(
                 )
             )
         record_cache_control(marker, path, out, cache)
-    if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
-        for k, part in enumerate(block["content"]):
-            if isinstance(part, Mapping) and part.get("cache_control") is not None:
-                check_cache_control(part, f"{path}.content[{k}]", out, cache)
 
 
 def record_cache_control(

@@ -2,7 +2,9 @@
 
 The API combines consecutive messages of the same role into one turn, so adjacency rules
 (tool_result placement, final assistant turn) are checked on those combined turns, exactly
-as the API sees them. See docs/messages.md for the source of each rule.
+as the API sees them; the merge itself is only a warning. Role "system" messages
+(mid-conversation system messages) are checked by their own placement rules and are
+transparent to the turn rules. See docs/messages.md for the source of each rule.
 """
 
 from __future__ import annotations
@@ -12,11 +14,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .validate_blocks import check_block, check_cache_control
-from .violation import Violation
+from .thinking_mode import ThinkingSpec, ThinkingType
+from .validate_blocks import (
+    SERVER_RESULT_TYPES,
+    check_block,
+    check_cache_control,
+    check_system_message_block,
+)
+from .validate_model import UNKNOWN_MODEL, ModelRules
+from .violation import Violation, warning
 
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+Out = list[Violation]
+Cache = list[tuple[str, Mapping[str, Any]]]
 
 
 @dataclass
@@ -27,6 +39,14 @@ class _Turn:
     first_index: int
     last_index: int
     blocks: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _System:
+    """A role "system" message: where it is and whether it carries content."""
+
+    index: int
+    carries_content: bool
 
 
 def final_turn_first_assistant(messages: Sequence[Mapping[str, Any]]) -> int | None:
@@ -55,55 +75,167 @@ def _results_led(message: Mapping[str, Any]) -> bool:
 def validate_messages(
     messages: Any,
     *,
-    thinking_enabled: bool,
-    cache: list[tuple[str, Mapping[str, Any]]] | None = None,
+    thinking: ThinkingSpec = None,
+    thinking_enabled: bool | None = None,
+    cache: Cache | None = None,
+    model: ModelRules = UNKNOWN_MODEL,
 ) -> list[Violation]:
-    """Every rule the `messages` array breaks. Cache_control markers found go to `cache`."""
+    """Every rule the `messages` array breaks. Cache_control markers found go to `cache`.
+
+    `thinking` is the request's thinking config (or its `ThinkingType`);
+    `thinking_enabled` is the legacy boolean form (True means `enabled`).
+    """
+    mode = ThinkingType.of(thinking if thinking_enabled is None else thinking_enabled)
     if not isinstance(messages, list) or not messages:
         return [Violation("messages.empty", "messages must be a non-empty list", "messages")]
-    out: list[Violation] = []
-    turns = _combine(messages, out, cache if cache is not None else [])
+    out: Out = []
+    turns, systems = _combine(messages, out, cache if cache is not None else [])
+    _check_system_messages(messages, systems, model, out)
     if not turns:
         return out
     if turns[0].role != "user":
         out.append(
-            Violation(
-                "messages.first_role", "the first message must be a user message", "messages[0]"
+            warning(
+                "messages.first_role",
+                "the first message is not a user message (the API accepts it)",
+                "messages[0]",
             )
         )
     _check_tool_ids_unique(turns, out)
     _check_pairing(turns, out)
-    _check_assistant_turns(turns, out, thinking_enabled)
-    if thinking_enabled:
+    _check_assistant_turns(turns, out, mode, model)
+    if mode is ThinkingType.ENABLED:
         _check_final_turn_thinking(turns, out)
     return out
 
 
-def _combine(
-    messages: list[Any], out: list[Violation], cache: list[tuple[str, Mapping[str, Any]]]
-) -> list[_Turn]:
+def _combine(messages: list[Any], out: Out, cache: Cache) -> tuple[list[_Turn], list[_System]]:
     turns: list[_Turn] = []
+    systems: list[_System] = []
     last = len(messages) - 1
+    previous_role = ""
     for i, message in enumerate(messages):
         path = f"messages[{i}]"
-        if not isinstance(message, Mapping) or message.get("role") not in ("user", "assistant"):
-            out.append(Violation("messages.role", "role must be 'user' or 'assistant'", path))
+        role = message.get("role") if isinstance(message, Mapping) else None
+        if role == "system":
+            systems.append(_System(i, _check_system_content(message, path, out, cache)))
+            previous_role = "system"
             continue
-        role = str(message["role"])
+        if role not in ("user", "assistant"):
+            out.append(
+                Violation("messages.role", "role must be 'user', 'assistant' or 'system'", path)
+            )
+            continue
+        assert isinstance(message, Mapping)
+        role = str(role)
         blocks = _message_blocks(message, path, i == last and role == "assistant", out)
         for block_path, block in blocks:
             check_block(block, block_path, role, out)
             check_cache_control(block, block_path, out, cache)
+        if role == previous_role:
+            out.append(
+                warning(
+                    "messages.consecutive_same_role",
+                    f"two {role} messages in a row; the API combines them into one turn",
+                    path,
+                )
+            )
+        previous_role = role
         if turns and turns[-1].role == role:
             turns[-1].blocks.extend(blocks)
             turns[-1].last_index = i
         else:
             turns.append(_Turn(role, i, i, blocks))
-    return turns
+    return turns, systems
+
+
+def _check_system_content(message: Mapping[str, Any], path: str, out: Out, cache: Cache) -> bool:
+    """Check a role "system" message's content; True when it carries content (an empty one
+    that only sets `output_config` carries none)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        if content.strip():
+            return True
+        if message.get("output_config") is None:
+            out.append(Violation("messages.content_empty", "message content is empty", path))
+        return False
+    if not isinstance(content, list):
+        out.append(Violation("messages.content_type", "content must be a string or a list", path))
+        return False
+    if not content and message.get("output_config") is None:
+        out.append(Violation("messages.content_empty", "message content is empty", path))
+    for j, block in enumerate(content):
+        block_path = f"{path}.content[{j}]"
+        if not isinstance(block, Mapping):
+            out.append(Violation("block.invalid", "a content block must be an object", block_path))
+            continue
+        check_system_message_block(block, block_path, out)
+        check_cache_control(block, block_path, out, cache)
+    return bool(content)
+
+
+def _check_system_messages(
+    messages: list[Any], systems: list[_System], model: ModelRules, out: Out
+) -> None:
+    """Mid-conversation system messages: the model must support them, and each group of
+    consecutive ones that carries content must follow a user turn (or a paused assistant
+    turn) and precede an assistant turn or end the array."""
+    groups: list[list[_System]] = []
+    for system in systems:
+        if groups and groups[-1][-1].index == system.index - 1:
+            groups[-1].append(system)
+        else:
+            groups.append([system])
+    for group in groups:
+        if not any(s.carries_content for s in group):
+            continue  # an effort-only message renders nothing and may go anywhere
+        path = f"messages[{group[0].index}]"
+        if model.mid_conversation_system is False:
+            out.append(
+                Violation(
+                    "system_message.unsupported_model",
+                    "role 'system' is not supported on this model; use the top-level system",
+                    path,
+                )
+            )
+            continue
+        if model.mid_conversation_system is None:
+            out.append(
+                warning(
+                    "system_message.model_unknown",
+                    "mid-conversation system messages work only on the models that support "
+                    "them; this model is not known to",
+                    path,
+                )
+            )
+        problem = _system_placement_problem(messages, group[0].index, group[-1].index)
+        if problem:
+            out.append(Violation("system_message.placement", problem, path))
+
+
+def _system_placement_problem(messages: list[Any], first: int, last: int) -> str:
+    if first == 0:
+        return "a system message that carries content cannot be the first message"
+    before = messages[first - 1]
+    role = before.get("role") if isinstance(before, Mapping) else None
+    if role == "assistant" and not _ends_with_server_result(before):
+        return "a system message must follow a user turn, not an assistant turn"
+    if last + 1 < len(messages):
+        after = messages[last + 1]
+        if not isinstance(after, Mapping) or after.get("role") != "assistant":
+            return "a system message must be followed by an assistant turn or end the array"
+    return ""
+
+
+def _ends_with_server_result(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    if not isinstance(content, list) or not content or not isinstance(content[-1], Mapping):
+        return False
+    return content[-1].get("type") in SERVER_RESULT_TYPES
 
 
 def _message_blocks(
-    message: Mapping[str, Any], path: str, final_assistant: bool, out: list[Violation]
+    message: Mapping[str, Any], path: str, final_assistant: bool, out: Out
 ) -> list[tuple[str, Mapping[str, Any]]]:
     content = message.get("content")
     if isinstance(content, str):
@@ -131,7 +263,7 @@ def _message_blocks(
     return blocks
 
 
-def _check_tool_ids_unique(turns: list[_Turn], out: list[Violation]) -> None:
+def _check_tool_ids_unique(turns: list[_Turn], out: Out) -> None:
     seen: set[str] = set()
     for turn in turns:
         for path, block in turn.blocks:
@@ -160,7 +292,7 @@ def _tool_use_ids(turn: _Turn | None) -> list[tuple[str, str]]:
     return [(str(b.get("id")), p) for p, b in turn.blocks if b.get("type") == "tool_use"]
 
 
-def _check_pairing(turns: list[_Turn], out: list[Violation]) -> None:
+def _check_pairing(turns: list[_Turn], out: Out) -> None:
     for k, turn in enumerate(turns):
         expected = _tool_use_ids(turn)
         following = turns[k + 1] if k + 1 < len(turns) else None
@@ -179,7 +311,7 @@ def _unanswered(tid: str, path: str) -> Violation:
     )
 
 
-def _check_user_turn(turn: _Turn, expected: dict[str, str], out: list[Violation]) -> None:
+def _check_user_turn(turn: _Turn, expected: dict[str, str], out: Out) -> None:
     leading: set[str] = set()
     other_seen = False
     for path, block in turn.blocks:
@@ -215,7 +347,7 @@ def _check_user_turn(turn: _Turn, expected: dict[str, str], out: list[Violation]
 
 
 def _check_assistant_turns(
-    turns: list[_Turn], out: list[Violation], thinking_enabled: bool
+    turns: list[_Turn], out: Out, mode: ThinkingType, model: ModelRules
 ) -> None:
     for turn in turns:
         if turn.role != "assistant" or not turn.blocks:
@@ -230,21 +362,32 @@ def _check_assistant_turns(
                 )
             )
     final = turns[-1]
-    if final.role != "assistant":
-        return
+    if final.role == "assistant":
+        _check_final_assistant(final, out, mode, model)
+
+
+def _check_final_assistant(final: _Turn, out: Out, mode: ThinkingType, model: ModelRules) -> None:
     path = f"messages[{final.last_index}]"
-    if thinking_enabled and (
-        not final.blocks or final.blocks[0][1].get("type") not in THINKING_TYPES
-    ):
+    paused = bool(final.blocks) and final.blocks[-1][1].get("type") in SERVER_RESULT_TYPES
+    if not model.prefill and not paused:
+        out.append(
+            Violation(
+                "assistant.prefill_unsupported",
+                "this model does not support assistant message prefill; the conversation "
+                "must end with a user message",
+                path,
+            )
+        )
+    if mode.on and (not final.blocks or final.blocks[0][1].get("type") not in THINKING_TYPES):
         out.append(
             Violation(
                 "thinking.prefill",
-                "with thinking enabled, a final assistant message (prefill) must start "
+                "with thinking on, a final assistant message (prefill) must start "
                 "with a thinking block",
                 path,
             )
         )
-    elif not thinking_enabled and any(b.get("type") in THINKING_TYPES for _, b in final.blocks):
+    elif not mode.on and any(b.get("type") in THINKING_TYPES for _, b in final.blocks):
         out.append(
             Violation(
                 "thinking.disabled_in_final_assistant",
@@ -265,7 +408,7 @@ def _check_assistant_turns(
             )
 
 
-def _check_final_turn_thinking(turns: list[_Turn], out: list[Violation]) -> None:
+def _check_final_turn_thinking(turns: list[_Turn], out: Out) -> None:
     as_messages = [{"role": t.role, "content": [b for _, b in t.blocks]} for t in turns]
     start = final_turn_first_assistant(as_messages)
     if start is None:
@@ -275,8 +418,8 @@ def _check_final_turn_thinking(turns: list[_Turn], out: list[Violation]) -> None
         out.append(
             Violation(
                 "thinking.last_assistant_must_start_with_thinking",
-                "with thinking enabled, the assistant message that opened the unfinished "
-                "tool loop must start with a thinking block",
+                "with extended thinking (type enabled), the assistant message that opened "
+                "the unfinished tool loop must start with a thinking block",
                 f"messages[{turns[start].first_index}]",
             )
         )

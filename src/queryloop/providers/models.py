@@ -35,6 +35,10 @@ class ModelInfo:
     cache_read_price: float
     output_price: float
     known: bool = True
+    prefill: bool = True
+    """Whether a final assistant message (prefill) is accepted (not from Claude 4.6 on)."""
+    mid_conversation_system: bool | None = False
+    """Whether role "system" messages inside `messages` are accepted (None: not documented)."""
 
 
 def _info(
@@ -98,6 +102,44 @@ MODELS: dict[str, ModelInfo] = {
     )
 }
 
+# Request capabilities (checked by `messages.validate_api_request`; docs/messages.md cites
+# them): "Prefilling is not supported on Claude 4.6 and later models" (Using the Messages
+# API); mid-conversation system messages are available on the models listed on their page,
+# "not available on Claude Sonnet 5"; the pages are silent on Sonnet 5.5 and Haiku 5.5.
+_NO_PREFILL = {
+    "claude-fable-5-1",
+    "claude-fable-5",
+    "claude-mythos-5-1",
+    "claude-mythos-5",
+    "claude-opus-5-5",
+    "claude-opus-5",
+    "claude-sonnet-5-5",
+    "claude-sonnet-5",
+    "claude-haiku-5-5",
+    "claude-opus-4-8",
+    "claude-opus-4-7",
+    "claude-opus-4-6",
+    "claude-sonnet-4-6",
+}
+_MID_SYSTEM = {
+    "claude-fable-5-1",
+    "claude-mythos-5-1",
+    "claude-fable-5",
+    "claude-mythos-5",
+    "claude-opus-5-5",
+    "claude-opus-5",
+    "claude-opus-4-8",
+}
+_MID_SYSTEM_UNDOCUMENTED = {"claude-sonnet-5-5", "claude-haiku-5-5"}
+MODELS = {
+    key: replace(
+        info,
+        prefill=key not in _NO_PREFILL,
+        mid_conversation_system=(None if key in _MID_SYSTEM_UNDOCUMENTED else key in _MID_SYSTEM),
+    )
+    for key, info in MODELS.items()
+}
+
 # Short aliases people type (the CLI's --model accepts them).
 ALIASES: dict[str, str] = {
     "opus": "claude-opus-5-5",
@@ -118,6 +160,7 @@ UNKNOWN = ModelInfo(
     cache_read_price=0.30,
     output_price=15.0,
     known=False,
+    mid_conversation_system=None,
 )
 
 _BY_LENGTH = sorted(MODELS, key=len, reverse=True)

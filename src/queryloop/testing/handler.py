@@ -65,7 +65,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
         entry = self.app.record(path, body, headers, validate=path == "/v1/messages")
-        if self.app.strict and entry.violations:
+        if self.app.strict and entry.violations:  # errors only: warnings are accepted
             first = entry.violations[0]
             self._anthropic_error(400, "invalid_request_error", f"{first.path}: {first.message}")
             return
@@ -79,6 +79,18 @@ class Handler(BaseHTTPRequestHandler):
     def _count_tokens(self, body: dict[str, Any]) -> None:
         self._send_json(200, {"input_tokens": count_input_tokens(body)})
 
+    def _warm_cache(self, body: dict[str, Any]) -> None:
+        """max_tokens 0: write the cache, generate nothing, use no scripted turn (as the API
+        answers a cache-warming request: empty content, stop_reason max_tokens)."""
+        model = str(body.get("model", "claude-test"))
+        usage = self.app.cache.process(body, self.app.min_cacheable_for(model)).to_api()
+        empty = ev.RenderedTurn(
+            blocks=(), stop_reason="max_tokens", stop_sequence=None, output_tokens=0
+        )
+        self._send_json(
+            200, ev.message_json(empty, message_id=new_id("msg"), model=model, usage=usage)
+        )
+
     def _messages(self, body: dict[str, Any]) -> None:
         fault = self.app.next_fault()
         if fault is not None and fault.kind == "http":
@@ -88,6 +100,9 @@ class Handler(BaseHTTPRequestHandler):
         if total > self.app.context_window:
             message = f"prompt is too long: {total} tokens > {self.app.context_window} maximum"
             self._anthropic_error(400, "invalid_request_error", message)
+            return
+        if body.get("max_tokens") == 0:
+            self._warm_cache(body)
             return
         try:
             turn = self.app.next_turn(body)
@@ -178,6 +193,9 @@ class Handler(BaseHTTPRequestHandler):
                     400, message, code="context_length_exceeded", error_type="invalid_request_error"
                 ),
             )
+            return
+        if body.get("max_tokens") == 0:
+            self._warm_cache(body)
             return
         try:
             turn = self.app.next_turn(body)

@@ -35,6 +35,9 @@ class RecordedRequest:
     received_at: float
     """`time.monotonic()` when the request arrived (same clock as the test process)."""
     violations: tuple[Violation, ...] = ()
+    """The API rules the body broke that the real API rejects (errors)."""
+    warnings: tuple[Violation, ...] = ()
+    """What the real API accepts but flags (merged turns, a cache-warming request, ...)."""
 
 
 @dataclass(slots=True)
@@ -56,6 +59,7 @@ class MessagesServer:
         clock: the cache's clock (inject one to test expiry).
         strict: answer a request that breaks an API rule with a 400 invalid_request_error,
             as the real API would (by default it is answered and the violation only recorded).
+            Warnings (what the API accepts) never cause an error response.
     """
 
     def __init__(
@@ -143,8 +147,14 @@ class MessagesServer:
 
     @property
     def violations(self) -> list[list[Violation]]:
-        """Per request, the API rules its body broke (empty lists when all were valid)."""
+        """Per request, the API rules its body broke that the real API rejects (errors;
+        empty lists when all were valid)."""
         return [list(r.violations) for r in self.recorded]
+
+    @property
+    def warnings(self) -> list[list[Violation]]:
+        """Per request, what the real API accepts but the validator flags."""
+        return [list(r.warnings) for r in self.recorded]
 
     @property
     def errors(self) -> list[str]:
@@ -173,14 +183,24 @@ class MessagesServer:
     def record(
         self, path: str, body: dict[str, Any], headers: Mapping[str, str], validate: bool
     ) -> RecordedRequest:
-        """Keep a request (validated when it is a Messages API body)."""
-        violations: tuple[Violation, ...] = ()
+        """Keep a request (validated against its model's rules when it is a Messages API
+        body; errors and warnings are kept apart)."""
+        found: list[Violation] = []
         if validate:
+            from ..providers.models import get_model_info
+
             try:
-                violations = tuple(validate_api_request(body))
+                found = validate_api_request(body, model=get_model_info(str(body.get("model"))))
             except Exception as exc:  # a validator bug must not take the server down
-                violations = (Violation("validator_crashed", repr(exc)),)
-        entry = RecordedRequest(path, body, dict(headers), time.monotonic(), violations)
+                found = [Violation("validator_crashed", repr(exc))]
+        entry = RecordedRequest(
+            path,
+            body,
+            dict(headers),
+            time.monotonic(),
+            tuple(v for v in found if v.is_error),
+            tuple(v for v in found if not v.is_error),
+        )
         with self._lock:
             self._state.recorded.append(entry)
         return entry

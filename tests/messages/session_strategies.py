@@ -1,0 +1,183 @@
+"""Hypothesis strategies: messy histories shaped like real sessions, with what they must keep.
+
+Unlike `msg_strategies.internal_arrays` (arbitrary junk), these histories are what the
+query loop and the session loader produce when things go wrong, all mixed together:
+thinking blocks signed, unsigned or missing, interrupted tool calls with synthetic results,
+dropped empty responses followed by a new prompt, responses split over several messages,
+messages present twice (a transcript replayed), and compaction boundaries after which the
+latest rounds are kept verbatim (the same messages, so the same tool ids). Every text is
+unique, so "no content twice" can be checked on the output.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from queryloop.messages import (
+    AssistantMessage,
+    Attachment,
+    AttachmentMessage,
+    Message,
+    SystemMessage,
+    SystemSubtype,
+    TextBlock,
+    ThinkingBlock,
+    ThinkingType,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from queryloop.messages.pairing import INTERRUPTED_TOOL_RESULT
+
+
+def examples(default: int) -> int:
+    """`max_examples` for a property: `QUERYLOOP_FUZZ_EXAMPLES` overrides it (long local runs)."""
+    return int(os.environ.get("QUERYLOOP_FUZZ_EXAMPLES", default))
+
+
+@dataclass
+class _Builder:
+    """Appends messages with unique uuids, texts and tool ids."""
+
+    messages: list[Message] = field(default_factory=list)
+    n: int = 0
+
+    def uid(self, kind: str) -> str:
+        self.n += 1
+        return f"{kind}{self.n}"
+
+    def add(self, message: Message) -> Message:
+        self.messages.append(message)
+        return message
+
+
+THINKING_STATES = ("signed", "unsigned", "missing")
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> tuple[ThinkingType, list[Message]]:
+    """(the request's thinking mode, a messy session history)."""
+    mode = draw(st.sampled_from(list(ThinkingType)))
+    b = _Builder()
+    for _turn in range(draw(st.integers(1, 5))):
+        _prompt(draw, b)
+        for _step in range(draw(st.integers(0, 3))):
+            if not _step_of_loop(draw, b):
+                break
+        event = draw(st.sampled_from(["answer", "empty", "none", "compact", "replay"]))
+        if event == "answer":
+            _response(draw, b, tool_calls=0)
+        elif event == "empty":
+            # An empty response (dropped by normalization); the user just types again.
+            b.add(AssistantMessage(content=(), message_id=b.uid("msg"), uuid=b.uid("e")))
+        elif event == "compact":
+            _compact(draw, b)
+        elif event == "replay":
+            _replay(draw, b)
+    if draw(st.booleans()):
+        _prompt(draw, b)
+    return mode, b.messages
+
+
+def _prompt(draw: st.DrawFn, b: _Builder) -> None:
+    uid = b.uid("u")
+    b.add(UserMessage(content=f"prompt {uid}", uuid=uid))
+    if draw(st.booleans()):
+        aid = b.uid("att")
+        b.add(AttachmentMessage(attachment=Attachment("text", {"content": f"ctx {aid}"}), uuid=aid))
+
+
+def _step_of_loop(draw: st.DrawFn, b: _Builder) -> bool:
+    """One model response with tool calls and what became of them; False ends the turn."""
+    uses = _response(draw, b, tool_calls=draw(st.integers(1, 3)))
+    fate = draw(st.sampled_from(["results", "results", "interrupted", "synthetic", "lost"]))
+    if fate == "lost":  # a crash before any result was written (pairing must answer them)
+        return False
+    blocks: list[Any] = []
+    for use in uses:
+        if fate == "results":
+            blocks.append(ToolResultBlock(tool_use_id=use.id, content=f"out {use.id}"))
+        else:  # the loop (or the resume repair) answered them for the interrupted calls
+            blocks.append(
+                ToolResultBlock(tool_use_id=use.id, content=INTERRUPTED_TOOL_RESULT, is_error=True)
+            )
+    if draw(st.booleans()):
+        blocks.reverse()
+    b.add(UserMessage(content=tuple(blocks), uuid=b.uid("r")))
+    if fate == "interrupted":
+        uid = b.uid("i")
+        b.add(UserMessage(content=f"[Request interrupted by user] {uid}", uuid=uid))
+        return False
+    return True
+
+
+def _response(draw: st.DrawFn, b: _Builder, tool_calls: int) -> list[ToolUseBlock]:
+    mid = b.uid("msg")
+    blocks: list[Any] = []
+    state = draw(st.sampled_from(THINKING_STATES))
+    if state != "missing":
+        blocks.append(
+            ThinkingBlock(thinking=f"plan {mid}", signature="sig" if state == "signed" else "")
+        )
+    if draw(st.booleans()) or not tool_calls:
+        blocks.append(TextBlock(text=f"say {mid}"))
+    uses = [
+        ToolUseBlock(id=f"toolu_{mid}_{k}", name="Bash", input={"n": f"{mid}.{k}"})
+        for k in range(tool_calls)
+    ]
+    blocks.extend(uses)
+    if draw(st.booleans()):  # streamed: one message per block, sharing the API message id
+        for block in blocks:
+            b.add(AssistantMessage(content=(block,), message_id=mid, uuid=b.uid("a")))
+    else:
+        b.add(AssistantMessage(content=tuple(blocks), message_id=mid, uuid=b.uid("a")))
+    return uses
+
+
+def _compact(draw: st.DrawFn, b: _Builder) -> None:
+    """A compaction: boundary, summary, then the latest rounds kept verbatim (the very same
+    messages, so their tool ids appear again after the boundary)."""
+    kept = b.messages[-draw(st.integers(0, min(4, len(b.messages)))) :] if b.messages else []
+    b.add(SystemMessage(subtype=SystemSubtype.COMPACT_BOUNDARY, content="", uuid=b.uid("cb")))
+    uid = b.uid("s")
+    b.add(UserMessage(content=f"summary {uid}", is_compact_summary=True, uuid=uid))
+    b.messages.extend(kept)
+
+
+def _replay(draw: st.DrawFn, b: _Builder) -> None:
+    """A transcript loaded twice: a run of earlier messages appended again, same uuids."""
+    if not b.messages:
+        return
+    start = draw(st.integers(0, len(b.messages) - 1))
+    end = draw(st.integers(start + 1, len(b.messages)))
+    b.messages.extend(b.messages[start:end])
+
+
+def from_last_boundary(messages: list[Message]) -> list[Message]:
+    """What the query loop sends after a compaction: the array from the last boundary on."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, SystemMessage) and message.subtype is SystemSubtype.COMPACT_BOUNDARY:
+            return messages[index:]
+    return messages
+
+
+def answered_calls(messages: list[Message]) -> dict[str, tuple[dict[str, Any], Any]]:
+    """tool_use id -> (its input, the content of its first result after it), for every call
+    that has a result in `messages`."""
+    uses: dict[str, dict[str, Any]] = {}
+    answered: dict[str, tuple[dict[str, Any], Any]] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    uses.setdefault(block.id, dict(block.input))
+        elif isinstance(message, UserMessage) and not isinstance(message.content, str):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock) and block.tool_use_id in uses:
+                    answered.setdefault(block.tool_use_id, (uses[block.tool_use_id], block.content))
+    return answered

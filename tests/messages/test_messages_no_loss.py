@@ -1,0 +1,169 @@
+"""Normalization never loses a tool call that has a result, and never sends a message twice.
+
+Reproductions from issue 12: with extended thinking on, a tool loop whose first assistant
+message lost its thinking block (an interrupted stream leaves it unsigned) used to be
+rewritten as plain text, and a message present twice in the internal array (same uuid)
+reached the API twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from msg_strategies import TOOLS
+from session_strategies import answered_calls, examples, from_last_boundary, sessions
+
+from queryloop.messages import (
+    AssistantMessage,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ThinkingType,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    normalize_messages_for_api,
+    validate_api_request,
+)
+from queryloop.messages import normalize as n
+from queryloop.messages.api_types import ApiMessage
+from queryloop.messages.incremental import IncrementalNormalizer
+
+ENABLED = {"type": "enabled", "budget_tokens": 1024}
+ADAPTIVE = {"type": "adaptive"}
+
+
+def _body(messages: list[ApiMessage], thinking: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "model": "claude-opus-4-5",
+        "max_tokens": 2048,
+        "messages": messages,
+        "tools": TOOLS,
+        "thinking": thinking,
+    }
+
+
+def _errors(body: dict[str, Any]) -> list[str]:
+    return [v.rule for v in validate_api_request(body) if v.severity == "error"]
+
+
+def _blocks(messages: list[ApiMessage], kind: str) -> list[dict[str, Any]]:
+    return [b for m in messages for b in m["content"] if b["type"] == kind]
+
+
+def _interrupted_loop(final_prompt: bool) -> list[Message]:
+    """A tool call whose stream was cut after the call (its thinking never got a signature),
+    its real result, and (optionally) the user's next prompt."""
+    history: list[Message] = [
+        UserMessage(content="list the files", uuid="u1"),
+        AssistantMessage(
+            content=(
+                ThinkingBlock(thinking="let me look", signature=""),
+                ToolUseBlock(id="toolu_1", name="Bash", input={"command": "ls"}),
+            ),
+            message_id="msg_1",
+            uuid="a1",
+        ),
+        UserMessage(
+            content=(ToolResultBlock(tool_use_id="toolu_1", content="a.py\nb.py"),), uuid="r1"
+        ),
+    ]
+    if final_prompt:
+        history.append(UserMessage(content="now count them", uuid="u2"))
+    return history
+
+
+def test_enabled_thinking_keeps_a_tool_call_whose_thinking_was_lost() -> None:
+    for final_prompt in (True, False):
+        out = normalize_messages_for_api(_interrupted_loop(final_prompt), TOOLS, thinking=ENABLED)
+        assert _errors(_body(out, ENABLED)) == []
+        (use,) = _blocks(out, "tool_use")
+        assert use["id"] == "toolu_1" and use["input"] == {"command": "ls"}
+        (result,) = _blocks(out, "tool_result")
+        assert result["tool_use_id"] == "toolu_1" and result["content"] == "a.py\nb.py"
+        texts = [b["text"] for b in _blocks(out, "text")]
+        assert not any("Called tool" in t for t in texts)
+        if final_prompt:
+            assert out[-1]["content"] == [{"type": "text", "text": "now count them"}]
+
+
+def test_adaptive_thinking_needs_no_repair_at_all() -> None:
+    """Adaptive mode does not require the final assistant turn to start with thinking."""
+    history = _interrupted_loop(final_prompt=False)
+    out = normalize_messages_for_api(history, TOOLS, thinking=ADAPTIVE)
+    assert _errors(_body(out, ADAPTIVE)) == []
+    assert [m["role"] for m in out] == ["user", "assistant", "user"]
+    assert out[1]["content"][0]["type"] == "tool_use"
+
+
+def test_a_message_present_twice_reaches_the_api_once() -> None:
+    prompt = UserMessage(content="hello", uuid="u1")
+    answer = AssistantMessage(content=(TextBlock(text="hi there"),), message_id="m1", uuid="a1")
+    history: list[Message] = [prompt, answer, prompt, answer, UserMessage(content="bye", uuid="u2")]
+    expected = [
+        {"role": "user", "content": [{"type": "text", "text": "hello"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "hi there"}]},
+        {"role": "user", "content": [{"type": "text", "text": "bye"}]},
+    ]
+    assert normalize_messages_for_api(history, TOOLS, thinking_enabled=False) == expected
+    normalizer = IncrementalNormalizer()
+    assert normalizer.normalize(history[:2], TOOLS, thinking_enabled=False)
+    assert normalizer.normalize(history, TOOLS, thinking_enabled=False) == expected
+
+
+# -- properties over messy sessions -------------------------------------------------------
+
+SYNTHETIC_TEXTS = {
+    n.CONTINUE_TEXT,
+    n.TOOL_LOOP_CLOSED_TEXT,
+    n.LEADING_PLACEHOLDER_TEXT,
+}
+CONFIGS: dict[ThinkingType, dict[str, Any] | None] = {
+    ThinkingType.DISABLED: None,
+    ThinkingType.ENABLED: ENABLED,
+    ThinkingType.ADAPTIVE: ADAPTIVE,
+}
+
+
+def _request(messages: list[ApiMessage], mode: ThinkingType) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": "m", "max_tokens": 2048, "messages": messages, "tools": TOOLS}
+    if CONFIGS[mode] is not None:
+        body["thinking"] = CONFIGS[mode]
+    return body
+
+
+def _check_nothing_lost(sent: list[Message], mode: ThinkingType) -> list[ApiMessage]:
+    out = normalize_messages_for_api(sent, TOOLS, thinking=CONFIGS[mode])
+    errors = [v for v in validate_api_request(_request(out, mode)) if v.is_error]
+    assert errors == ([] if out else errors), (mode, errors, out)
+    if not out:
+        assert [v.rule for v in errors] == ["messages.empty"]
+    uses = {b["id"]: b for b in _blocks(out, "tool_use")}
+    results = {b["tool_use_id"]: b for b in _blocks(out, "tool_result")}
+    for tid, (tool_input, content) in answered_calls(sent).items():
+        assert tid in uses, (mode, tid, out)
+        assert uses[tid]["input"] == tool_input
+        assert results[tid]["content"] == content
+    texts = [b["text"] for b in _blocks(out, "text") if b["text"] not in SYNTHETIC_TEXTS]
+    assert len(texts) == len(set(texts)), (mode, texts)
+    thoughts = [b["thinking"] for b in _blocks(out, "thinking")]
+    assert len(thoughts) == len(set(thoughts))
+    return out
+
+
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sessions())
+def test_messy_sessions_lose_nothing_and_send_nothing_twice(
+    case: tuple[ThinkingType, list[Message]],
+) -> None:
+    mode, history = case
+    for sent in (history, from_last_boundary(history)):
+        out = _check_nothing_lost(sent, mode)
+        # Growing the array one loop iteration at a time gives the same bytes incrementally.
+        normalizer = IncrementalNormalizer()
+        for cut in sorted({len(sent) // 3, 2 * len(sent) // 3, len(sent)}):
+            got = normalizer.normalize(sent[:cut], TOOLS, thinking=CONFIGS[mode])
+            want = normalize_messages_for_api(sent[:cut], TOOLS, thinking=CONFIGS[mode])
+            assert got == want
+        assert got == out
