@@ -253,9 +253,13 @@ async def run_agent(
     """Run the session through `queryloop.Agent` (the real query loop); `collapse` is the
     Agent's `context_collapse` option (off by default, as in the Agent)."""
     from queryloop.agent.core import Agent
-    from queryloop.loop.events import MessageEvent, TerminalEvent, TransitionEvent
+    from queryloop.loop.events import (
+        CompactionEvent,
+        CompactTrigger,
+        TerminalEvent,
+        TransitionEvent,
+    )
     from queryloop.loop.reasons import Continue
-    from queryloop.messages import SystemMessage, SystemSubtype
     from queryloop.tools.decorator import tool
 
     steps = [0]
@@ -289,14 +293,8 @@ async def run_agent(
                 if isinstance(event, TransitionEvent):
                     report.drains += event.reason is Continue.COLLAPSE_DRAIN_RETRY
                     report.reactive_compactions += event.reason is Continue.REACTIVE_COMPACT_RETRY
-                elif isinstance(event, MessageEvent):
-                    m = event.message
-                    boundary = (
-                        isinstance(m, SystemMessage)
-                        and m.subtype is SystemSubtype.COMPACT_BOUNDARY
-                        and m.metadata.get("trigger") == "auto"
-                    )
-                    report.compactions += boundary
+                elif isinstance(event, CompactionEvent):
+                    report.compactions += event.trigger is CompactTrigger.AUTO
                 elif isinstance(event, TerminalEvent):
                     report.terminal = str(event.reason)
         finally:

@@ -100,7 +100,7 @@ async def test_every_message_is_in_the_transcript_as_created(tmp_path: Path, hom
     with MessagesServer(script) as server:
         agent = make_agent(server, tmp_path, home)
         await agent.run("list")
-        path = agent._runtime.transcript.path  # type: ignore[union-attr]
+        path = agent.session.transcript.path  # type: ignore[union-attr]
         await agent.aclose()
     loaded = load_transcript(path)
     kinds = [m.type for m in loaded.messages]

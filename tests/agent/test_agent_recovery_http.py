@@ -76,8 +76,7 @@ async def test_prompt_too_long_is_recovered_by_reactive_compact(tmp_path: Path) 
 
     big = "x" * 4000
     with MessagesServer(model, context_window=6_000) as server:
-        agent = agent_for(server, tmp_path)
-        await _seed_long_history(agent, server, big)
+        agent = agent_for(server, tmp_path, history=_long_history(big))
         transitions, terminal = await run(agent, "What is the codeword?")
         await agent.aclose()
     assert Continue.REACTIVE_COMPACT_RETRY in transitions
@@ -87,14 +86,14 @@ async def test_prompt_too_long_is_recovered_by_reactive_compact(tmp_path: Path) 
     assert_valid(server)
 
 
-async def _seed_long_history(agent: Agent, server: MessagesServer, big: str) -> None:
+def _long_history(big: str) -> list[Any]:
     from queryloop.messages import assistant_message, user_message
 
     history = [user_message("Remember: the codeword is PELICAN-42. Then list files.")]
     for i in range(8):
         history.append(assistant_message(f"note {i}: {big}", message_id=f"msg_seed_{i}"))
         history.append(user_message(f"continue {i}"))
-    agent._messages = history  # seeded before the first prompt, as `history=` would
+    return history
 
 
 async def test_stream_cut_after_tool_use_keeps_the_call_and_continues(tmp_path: Path) -> None:

@@ -28,5 +28,6 @@ def test_list_sessions_newest_first_with_first_prompt_turns_and_cost(tmp_path: P
     assert [s.id for s in sessions] == ["a", "b"]
     assert sessions[0].first_prompt == "first prompt"
     assert sessions[0].turns == 2 and sessions[0].cost_usd == 0.75
+    assert sessions[0].prompts == 2  # legacy transcript: no result records
     assert sessions[0].modified > sessions[1].modified
     assert list_sessions(tmp_path / "elsewhere", home) == []

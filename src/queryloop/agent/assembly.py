@@ -16,7 +16,7 @@ from ..context.system_prompt import build_dynamic_suffix
 from ..context.tool_search import parse_tool_search, plan_deferral
 from ..hooks import HookRunner, HooksConfig
 from ..loop.deps import QueryParams
-from ..loop.summaries import ModelSummarizer, default_summary_model
+from ..loop.summaries import SUMMARY_PURPOSE, ModelSummarizer, default_summary_model
 from ..permissions import PermissionChecker, PermissionContext, PermissionRequest, parse_mode
 from ..permissions.checker import PermissionAllow
 from ..permissions.trust import Workspace, load_workspace
@@ -24,7 +24,14 @@ from ..providers.base import ModelProvider
 from ..providers.factory import choose_provider, provider_for
 from ..providers.models import ModelInfo, get_model_info
 from ..providers.retry import DEFAULT_RETRY
-from ..session import LoadedSession, Transcript, new_session_id, queryloop_home, session_path
+from ..session import (
+    LoadedSession,
+    RequestKind,
+    Session,
+    Transcript,
+    queryloop_home,
+    session_path,
+)
 from ..tools import builtin_tools
 from ..tools.base import Tool, ToolContext
 from ..tools.builtin.tool_search import ToolSearchTool
@@ -40,17 +47,20 @@ DEFAULT_OUTPUT_TOKENS = 8_192
 
 
 async def assemble(
-    options: AgentOptions, session_id: str | None, *, resumed: LoadedSession | None = None
+    options: AgentOptions, session: Session, *, resumed: LoadedSession | None = None
 ) -> Runtime:
-    """Everything one session needs, wired together."""
+    """Everything one session needs, wired together around `session` (which gets its
+    transcript here; every provider call is metered into it)."""
     home = queryloop_home(options.home)
     workspace = _workspace(options, home)
     model_name = options.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
     model_name = model_name or DEFAULT_MODEL
-    provider, model = _provider(options, model_name)
+    unmetered, model = _provider(options, model_name)
+    provider = session.metered(unmetered, RequestKind.MAIN)
     info = get_model_info(model)
-    session_id = session_id or new_session_id()
+    session_id = session.session_id
     transcript = _transcript(options, home, session_id, resumed)
+    session.attach(transcript)
     session_dir = transcript.path.parent / session_id if transcript else None
     tool_context = ToolContext(
         cwd=options.cwd,
@@ -66,7 +76,13 @@ async def assemble(
     session_context = SessionContext(options.cwd, user_home=home)
     builder = _request_builder(options, model, eager, deferred, session_context, tool_context)
     compactor, summarizer = _compactor(
-        options, [*eager, *deferred], info, provider, builder, tool_context, hooks
+        options,
+        [*eager, *deferred],
+        info,
+        session.metered(unmetered, RequestKind.COMPACT),
+        builder,
+        tool_context,
+        hooks,
     )
     # Like the reference: a capped default output limit (it reserves less of the window),
     # escalated to the model's maximum only when a reply is actually cut off.
@@ -87,7 +103,12 @@ async def assemble(
         max_turns=options.max_turns,
         token_budget=options.token_budget,
         session_id=session_id,
-        tool_use_summarizer=_summarizer(options, provider, model, tool_context),
+        tool_use_summarizer=_summarizer(
+            options,
+            session.metered(unmetered, RequestKind.SIDE, purpose=SUMMARY_PURPOSE),
+            model,
+            tool_context,
+        ),
     )
     runtime = Runtime(
         options=options,
@@ -99,7 +120,7 @@ async def assemble(
         compactor=compactor,
         summarizer=summarizer,
         hooks=hooks,
-        transcript=transcript,
+        session=session,
         mcp=mcp,
         deferred_tools=deferred,
         user_context_text="\n".join(session_context.user_context().values()),
@@ -111,7 +132,7 @@ async def assemble(
         runtime.exit_stack.push_async_callback(mcp.close)
     if options.provider is None:
         # We built the provider, so we close its HTTP client; a caller's stays open.
-        close = getattr(provider, "aclose", None)
+        close = getattr(unmetered, "aclose", None)
         if close is not None:
             runtime.exit_stack.push_async_callback(close)
     params_with_attachments = QueryParams(
@@ -119,7 +140,8 @@ async def assemble(
     )
     runtime.params = params_with_attachments
     if resumed is not None:
-        runtime.continue_after(resumed.last_uuid)
+        if transcript is not None:
+            transcript.last_uuid = resumed.last_uuid
     elif transcript is not None:
         transcript.start(model=model, cwd=str(options.cwd))
     return runtime

@@ -11,14 +11,21 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import ConfigError, QueryloopError
-from ..loop.events import LoopEvent, MessageEvent, SideUsage, StreamDelta, TerminalEvent
-from ..loop.query import query
+from ..loop.events import (
+    CompactionEvent,
+    CompactTrigger,
+    LoopEvent,
+    MessageEvent,
+    RequestStart,
+    TerminalEvent,
+    TransitionEvent,
+)
+from ..loop.query import compaction_event, query
 from ..loop.reasons import Terminal
 from ..messages.constructors import text_of, tool_result_message, tool_uses_of
 from ..messages.types import AssistantMessage, Message, UserMessage
 from ..messages.usage import Usage
-from ..providers.base import MessageComplete
-from ..session import LoadedSession
+from ..session import LoadedSession, Session, SessionTotals, new_session_id
 from .assembly import assemble
 from .options import AgentOptions
 from .result import RunResult
@@ -50,14 +57,13 @@ class Agent:
             )
         cwd = Path(options.pop("cwd", None) or Path.cwd()).expanduser().resolve()
         self.options = AgentOptions(model=model, cwd=cwd, **options)
-        self._messages: list[Message] = list(self.options.history)
+        self.session = Session(
+            self.options.session_id or new_session_id(), messages=self.options.history
+        )
+        """The conversation: its one message array, usage, cost and transcript."""
         self._runtime: Runtime | None = None
         self._setup_lock = asyncio.Lock()
-        self.usage = Usage()
-        self.cost_usd = 0.0
-        self.turns = 0
         self.last_terminal: TerminalEvent | None = None
-        self._session_id = self.options.session_id
         self._resume: LoadedSession | None = None
         self._running = False
 
@@ -74,10 +80,13 @@ class Agent:
             path = find_session(str(session), cwd, options.get("home"))
         loaded = load_transcript(path)
         agent = cls(model, session_id=loaded.session_id, **options)
-        agent._messages = list(loaded.messages)
-        agent.usage = loaded.usage
-        agent.cost_usd = loaded.cost_usd
-        agent.turns = loaded.responses
+        agent.session = Session(
+            loaded.session_id,
+            messages=loaded.messages,
+            totals=SessionTotals(
+                loaded.usage, loaded.cost_usd, loaded.responses, loaded.turns, loaded.prompts
+            ),
+        )
         agent._resume = loaded
         return agent
 
@@ -95,22 +104,36 @@ class Agent:
     async def _ensure_runtime(self) -> Runtime:
         async with self._setup_lock:
             if self._runtime is None:
-                self._runtime = await assemble(self.options, self._session_id, resumed=self._resume)
-                self._session_id = self._runtime.session_id
-                self._messages = await self._runtime.on_session_start(self._messages)
+                self._runtime = await assemble(self.options, self.session, resumed=self._resume)
+                await self._runtime.on_session_start()
             return self._runtime
 
     # ---- properties ---------------------------------------------------------------------
 
     @property
     def session_id(self) -> str:
-        """The session id (known once the first prompt ran or `start()` was awaited)."""
-        return self._session_id or ""
+        """The session id (the transcript's name)."""
+        return self.session.session_id
 
     @property
     def messages(self) -> list[Message]:
-        """A copy of the conversation's internal message array."""
-        return list(self._messages)
+        """A copy of the conversation's internal message array (`session.messages`)."""
+        return list(self.session.messages)
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens of every billed request of this session (`session.usage`)."""
+        return self.session.usage
+
+    @property
+    def cost_usd(self) -> float:
+        """What this session's billed requests cost, in US dollars (`session.cost_usd`)."""
+        return self.session.cost_usd
+
+    @property
+    def turns(self) -> int:
+        """Turns this session ran (docs/loop.md, "Turns"; `session.turns`)."""
+        return self.session.turns
 
     @property
     def notices(self) -> list[str]:
@@ -134,29 +157,33 @@ class Agent:
     async def run(self, prompt: str) -> RunResult:
         """Run one prompt to its end and return the result."""
         started = time.monotonic()
-        usage_before, cost_before, turns_before = self.usage, self.cost_usd, self.turns
+        before = self.session.totals()
         terminal: TerminalEvent | None = None
         async for event in self.stream(prompt):
             if isinstance(event, TerminalEvent):
                 terminal = event
         assert terminal is not None
+        spent = self.session.totals() - before
         return RunResult(
             terminal=terminal.reason,
-            text=self._final_text(terminal),
-            messages=tuple(self._messages),
-            usage=_usage_delta(self.usage, usage_before),
-            cost_usd=self.cost_usd - cost_before,
-            turns=self.turns - turns_before,
+            text=self._final_text(),
+            messages=self.session.messages,
+            usage=spent.usage,
+            cost_usd=spent.cost_usd,
+            turns=terminal.turn,
             session_id=self.session_id,
             duration_s=time.monotonic() - started,
             detail=terminal.detail,
+            requests=spent.requests,
         )
 
     async def stream(self, prompt: str) -> AsyncIterator[LoopEvent]:
         """Run one prompt, yielding every loop event; the last is a `TerminalEvent`.
 
-        One prompt at a time: a second call while one runs raises `QueryloopError` (use
-        separate Agents, or `queryloop.batch`, for parallel sessions)."""
+        Each event is applied to `self.session` before it is yielded, so the session is
+        current whenever you look. One prompt at a time: a second call while one runs
+        raises `QueryloopError` (use separate Agents, or `queryloop.batch`, for parallel
+        sessions)."""
         if self._running:
             raise QueryloopError(
                 "this Agent is already running a prompt; await it first, or use one Agent "
@@ -171,27 +198,36 @@ class Agent:
 
     async def _stream(self, prompt: str) -> AsyncIterator[LoopEvent]:
         runtime = await self._ensure_runtime()
+        session = self.session
+        session.begin_prompt()
         runtime.params.tool_context.abort.reset()
-        prepared = await runtime.prepare_prompt(prompt, self._messages)
+        prepared = await runtime.prepare_prompt(prompt, session.messages)
         for message in prepared.messages:
-            self._record(message)
-            yield MessageEvent(message)
+            event: LoopEvent = MessageEvent(message)
+            session.apply(event)
+            yield event
         if prepared.blocked is not None:
             terminal = TerminalEvent(
                 reason=Terminal.HOOK_STOPPED,
                 turn=0,
                 detail=prepared.blocked,
-                messages=tuple(self._messages),
+                messages=session.messages,
             )
+            session.apply(terminal)
             self.last_terminal = terminal
             yield terminal
             return
+        turn = 0
         try:
-            async for event in query(runtime.params, list(self._messages)):
-                self._observe(event)
+            async for event in query(runtime.params, session.messages):
+                session.apply(event)
+                if isinstance(event, RequestStart | TransitionEvent):
+                    turn = event.turn
+                elif isinstance(event, TerminalEvent):
+                    self.last_terminal = event
                 yield event
         except (asyncio.CancelledError, GeneratorExit):
-            self._repair_after_cancel()
+            self._repair_after_cancel(turn)
             raise
 
     def abort(self) -> None:
@@ -199,28 +235,32 @@ class Agent:
         if self._runtime is not None:
             self._runtime.params.tool_context.abort.abort("user")
 
-    async def compact(self, instructions: str | None = None) -> None:
-        """Summarise the conversation now (the CLI's /compact)."""
+    async def compact(self, instructions: str | None = None) -> CompactionEvent | None:
+        """Summarise the conversation now (the CLI's /compact): the session's array becomes
+        the summary and the kept tail, and the next request is built from it. The summary
+        request is billed to the session. Returns the applied event (None: nothing to
+        compact, or a PreCompact hook blocked it)."""
         runtime = await self._ensure_runtime()
-        compacted = await runtime.compact(self._messages, instructions)
-        if compacted is None:
-            return
-        for message in compacted:
-            if message not in self._messages:
-                runtime.persist(message)
-        self._messages = list(compacted)
+        result = await runtime.compact(self.session.messages, instructions)
+        if result is None:
+            return None
+        event = compaction_event(result.messages, CompactTrigger.MANUAL, result)
+        self.session.apply(event)
+        self.session.sync()
+        return event
 
     def context_usage(self) -> dict[str, int]:
         """Tokens by category: system, tools, memory, messages, free, window."""
         if self._runtime is None:
             return {}
-        return self._runtime.context_usage(self._messages)
+        return self._runtime.context_usage(self.session.messages)
 
     def clear(self) -> None:
         """Start a fresh conversation in a new session (the CLI's /clear)."""
-        self._messages = []
         if self._runtime is not None:
-            self._session_id = self._runtime.new_session()
+            self._runtime.new_session()
+        else:
+            self.session.clear(new_session_id(), None)
 
     async def aclose(self) -> None:
         """Stop MCP servers and close the transcript."""
@@ -241,58 +281,33 @@ class Agent:
 
     # ---- bookkeeping --------------------------------------------------------------------
 
-    def _record(self, message: Message) -> None:
-        self._messages.append(message)
-        if self._runtime is not None:
-            self._runtime.persist(message)
-
-    def _observe(self, event: LoopEvent) -> None:
-        runtime = self._runtime
-        assert runtime is not None
-        if isinstance(event, MessageEvent):
-            self._record(event.message)
-        elif isinstance(event, StreamDelta) and isinstance(event.event, MessageComplete):
-            response = event.event.response
-            self.usage = self.usage + response.usage
-            self.cost_usd += runtime.cost_usd(response.usage, response.model)
-            self.turns += 1
-            runtime.record_usage(response.usage, response.model)
-        elif isinstance(event, SideUsage):
-            self.usage = self.usage + event.usage
-            self.cost_usd += runtime.cost_usd(event.usage, event.model)
-            runtime.record_usage(event.usage, event.model, purpose=event.purpose)
-        elif isinstance(event, TerminalEvent):
-            self._messages = list(event.messages)
-            self.last_terminal = event
-            runtime.sync()
-
-    def _repair_after_cancel(self) -> None:
-        """Cancelled mid-turn: answer every unanswered tool_use so the array stays valid."""
+    def _repair_after_cancel(self, turn: int) -> None:
+        """Cancelled mid-turn: answer every unanswered tool_use so the array stays valid,
+        and close the prompt in the session."""
+        messages = self.session.messages
         answered = {
             b.tool_use_id
-            for m in self._messages
+            for m in messages
             if isinstance(m, UserMessage) and not isinstance(m.content, str)
             for b in m.content
             if b.type == "tool_result"
         }
-        for message in list(self._messages):
+        for message in messages:
             if isinstance(message, AssistantMessage):
                 for block in tool_uses_of(message):
                     if block.id not in answered:
-                        self._record(
+                        self.session.append(
                             tool_result_message(block.id, INTERRUPTED_RESULT, is_error=True)
                         )
                         answered.add(block.id)
+        self.session.end_prompt(
+            TerminalEvent(Terminal.ABORTED_STREAMING, turn=turn, detail="cancelled")
+        )
 
-    def _final_text(self, terminal: TerminalEvent) -> str:
-        for message in reversed(terminal.messages or tuple(self._messages)):
+    def _final_text(self) -> str:
+        for message in reversed(self.session.messages):
             if isinstance(message, AssistantMessage):
                 return text_of(message)
             if isinstance(message, UserMessage) and not message.is_meta:
                 break
         return ""
-
-
-def _usage_delta(after: Usage, before: Usage) -> Usage:
-    fields = [f.name for f in dataclasses.fields(Usage)]
-    return Usage(**{name: getattr(after, name) - getattr(before, name) for name in fields})

@@ -11,7 +11,12 @@ from ..messages.usage import Usage
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """The outcome of one prompt: why it ended, the final text, and what it cost."""
+    """The outcome of one prompt: why it ended, the final text, and what it cost.
+
+    `turns` counts the prompt's turns (docs/loop.md, "Turns"), the same figure `--max-turns`
+    limits and `queryloop sessions` sums. `usage` and `cost_usd` cover every billed request
+    the run made, compaction summaries included; `messages` is the session's array after it.
+    """
 
     terminal: Terminal
     text: str
@@ -22,6 +27,9 @@ class RunResult:
     session_id: str
     duration_s: float
     detail: str = ""
+    requests: int = 0
+    """Billed requests of this run (model turns, compaction summaries, side calls, attempts
+    that were cut off): each is in `usage` and `cost_usd` exactly once."""
 
     @property
     def is_error(self) -> bool:

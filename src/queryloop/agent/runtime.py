@@ -1,5 +1,5 @@
-"""A live session: the assembled parts an `Agent` drives, and the few things it asks of them
-(persist a message, prepare a prompt, compact, account for tokens and cost)."""
+"""A live session's assembled parts an `Agent` drives (prepare a prompt, compact, measure the
+context). The conversation itself — array, usage, cost, transcript — is `runtime.session`."""
 
 from __future__ import annotations
 
@@ -11,17 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..compact import CompactionPipeline
-from ..compact.autocompact import Summarize
-from ..compact.tokens import estimate_tokens
+from ..compact.autocompact import CompactionResult, Summarize
+from ..compact.tokens import last_usage_index
 from ..context import AttachmentContext, RequestBuilder, get_attachment_messages
 from ..hooks import HookRunner
 from ..loop.deps import QueryParams
 from ..messages.blocks import TextBlock
 from ..messages.constructors import meta_user_message, user_message
 from ..messages.types import Message
-from ..messages.usage import Usage
-from ..providers.models import ModelInfo, cost_usd, get_model_info
-from ..session import Transcript, new_session_id, session_path
+from ..providers.models import ModelInfo
+from ..session import Session, Transcript, new_session_id, session_path
 from ..tools.base import Tool
 from .options import AgentOptions
 
@@ -68,13 +67,13 @@ class Runtime:
     compactor: CompactionPipeline
     summarizer: HookedSummarizer
     hooks: HookRunner
-    transcript: Transcript | None
+    session: Session
+    """The one owner of the array, usage, cost and transcript (`queryloop.session`)."""
     mcp: McpManager | None = None
     deferred_tools: Sequence[Tool] = ()
     user_context_text: str = ""
     notices: list[str] = field(default_factory=list)
     exit_stack: AsyncExitStack = field(default_factory=AsyncExitStack)
-    _last_uuid: str | None = None
     _session_started: bool = False
 
     def notify(self, text: str) -> None:
@@ -83,60 +82,36 @@ class Runtime:
         if self.options.on_notice is not None:
             self.options.on_notice(text)
 
-    # ---- the transcript -----------------------------------------------------------------
+    # ---- the session --------------------------------------------------------------------
 
-    def persist(self, message: Message) -> None:
-        """Append one message to the transcript, flushed at once (kill -9 safe)."""
-        if self.transcript is not None:
-            self.transcript.append(message, parent_uuid=self._last_uuid)
-        self._last_uuid = message.uuid
-
-    def continue_after(self, last_uuid: str | None) -> None:
-        """Chain the next appended message to a resumed transcript's last message."""
-        self._last_uuid = last_uuid
-
-    def record_usage(self, usage: Usage, model: str, *, purpose: str = "") -> None:
-        """Write a usage record (tokens and cost) for one response (`purpose` names a side
-        request such as a tool-use summary; those are not model turns)."""
-        if self.transcript is not None:
-            cost = self.cost_usd(usage, model)
-            self.transcript.append_usage(usage, cost_usd=cost, model=model, purpose=purpose)
-
-    def sync(self) -> None:
-        """Make the transcript durable across an OS crash (end of each prompt)."""
-        if self.transcript is not None:
-            self.transcript.sync()
+    @property
+    def transcript(self) -> Transcript | None:
+        """The session's transcript writer (None when not persisted)."""
+        return self.session.transcript
 
     def new_session(self) -> str:
         """Switch to a fresh session id and transcript (after /clear)."""
-        self.session_id = new_session_id()
-        self._last_uuid = None
-        if self.transcript is not None:
-            self.transcript.close()
-            path = session_path(self.session_id, self.options.cwd, self.home)
-            self.transcript = Transcript(path, self.session_id, fsync=False)
-        return self.session_id
-
-    def cost_usd(self, usage: Usage, model: str) -> float:
-        """What a response cost at the model table's prices (0 for models the table does not
-        know, such as a local model behind an OpenAI-compatible server)."""
-        if not get_model_info(model).known:
-            return 0.0
-        return cost_usd(usage, model)
+        session_id = new_session_id()
+        transcript = None
+        if self.options.persist:
+            path = session_path(session_id, self.options.cwd, self.home)
+            transcript = Transcript(path, session_id, fsync=False)
+            transcript.start(model=self.params.model, cwd=str(self.options.cwd))
+        self.session.clear(session_id, transcript)
+        self.session_id = session_id
+        return session_id
 
     # ---- prompts ------------------------------------------------------------------------
 
-    async def on_session_start(self, messages: list[Message]) -> list[Message]:
+    async def on_session_start(self) -> None:
         """Run SessionStart hooks once; their context becomes a meta message."""
         if self._session_started:
-            return messages
+            return
         self._session_started = True
-        outcome = await self.hooks.session_start("resume" if messages else "startup")
+        resumed = bool(self.session.messages)
+        outcome = await self.hooks.session_start("resume" if resumed else "startup")
         if outcome.additional_context:
-            note = meta_user_message(outcome.additional_context)
-            self.persist(note)
-            return [*messages, note]
-        return messages
+            self.session.append(meta_user_message(outcome.additional_context))
 
     async def prepare_prompt(self, prompt: str, messages: Sequence[Message]) -> PreparedPrompt:
         """The user's message, its attachments (@-mentions first), UserPromptSubmit hooks."""
@@ -180,7 +155,7 @@ class Runtime:
 
     async def compact(
         self, messages: Sequence[Message], instructions: str | None
-    ) -> list[Message] | None:
+    ) -> CompactionResult | None:
         """Manual compaction (the CLI's /compact); None when there is nothing to compact."""
         if not any(m.type == "assistant" for m in messages):
             return None
@@ -194,7 +169,7 @@ class Runtime:
             result = await self.compactor.compact(messages, text)
         finally:
             self.summarizer.manual = False
-        return list(result.messages)
+        return result
 
     def context_usage(self, messages: Sequence[Message]) -> dict[str, int]:
         """Token use by category for /context and the status line."""
@@ -202,10 +177,13 @@ class Runtime:
         system = _tokens_of_json(list(self.builder.build([], max_tokens=1).system))
         tools = _tokens_of_json(self.builder.build([], max_tokens=1).tools)
         memory = _tokens_of_text(self.user_context_text)
-        total = self.compactor.token_count(messages) if messages else 0
-        conversation = (
-            max(0, total - system - tools - memory) if total else estimate_tokens(messages)
-        )
+        if last_usage_index(messages) is not None:
+            # The last response's usage counts the whole request: system, tools and all.
+            total = self.compactor.token_count(messages)
+            conversation = max(0, total - system - tools - memory)
+        else:
+            # No response since the history began (or was compacted): estimate the messages.
+            conversation = self.compactor.token_count(messages) if messages else 0
         used = system + tools + memory + conversation
         return {
             "system": system,
@@ -219,8 +197,7 @@ class Runtime:
     async def aclose(self) -> None:
         """Stop MCP servers and close the transcript."""
         await self.exit_stack.aclose()
-        if self.transcript is not None:
-            self.transcript.close()
+        self.session.close()
 
 
 def _tokens_of_json(value: Any) -> int:

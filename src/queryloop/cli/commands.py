@@ -27,11 +27,15 @@ def print_sessions(cwd: Path, out: TextIO) -> int:
     if not sessions:
         out.write(f"no sessions yet in {cwd}\n")
         return ExitCode.OK
-    out.write(f"{'ID':<36}  {'MODIFIED':<16}  {'TURNS':>5}  {'COST':>8}  FIRST PROMPT\n")
+    out.write(
+        f"{'ID':<36}  {'MODIFIED':<16}  {'PROMPTS':>7}  {'TURNS':>5}  {'COST':>8}  FIRST PROMPT\n"
+    )
     for s in sessions:
         when = s.modified.astimezone().strftime("%Y-%m-%d %H:%M")
         cost = f"${s.cost_usd:.4f}"
-        out.write(f"{s.id:<36}  {when:<16}  {s.turns:>5}  {cost:>8}  {s.first_prompt}\n")
+        out.write(
+            f"{s.id:<36}  {when:<16}  {s.prompts:>7}  {s.turns:>5}  {cost:>8}  {s.first_prompt}\n"
+        )
     out.write("\nresume one with: queryloop --resume ID (a unique prefix is enough)\n")
     return ExitCode.OK
 

@@ -53,6 +53,15 @@ class RestoreContext:
     user_messages_budget_tokens: int = 8_000
     user_message_max_chars: int = 4_000
     keep_tail_tokens: int = 20_000
+    max_tail_share: float = 0.25
+    """The kept tail is at most this share of the history's tokens, so a compaction always
+    summarises most of it: a short conversation compacted by hand keeps its last round or
+    two verbatim, not everything (before, a history under `keep_tail_tokens` came back
+    whole, and the next request carried every old message plus the summary)."""
+
+    def tail_budget(self, history_tokens: int) -> int:
+        """Tokens of verbatim tail to keep for a history of `history_tokens`."""
+        return min(self.keep_tail_tokens, int(history_tokens * self.max_tail_share))
 
 
 def user_texts(messages: Sequence[Message]) -> list[str]:

@@ -2,6 +2,8 @@
 
 from .deps import AttachmentSource, Compactor, QueryParams, RequestFactory
 from .events import (
+    CompactionEvent,
+    CompactTrigger,
     LoopEvent,
     MessageEvent,
     RequestStart,
@@ -16,6 +18,8 @@ from .state import State
 
 __all__ = [
     "AttachmentSource",
+    "CompactTrigger",
+    "CompactionEvent",
     "Compactor",
     "Continue",
     "LoopEvent",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TypeAlias
 
 from ..messages.types import Message
@@ -33,6 +34,36 @@ class MessageEvent:
     message: Message
 
 
+class CompactTrigger(StrEnum):
+    """What started a compaction (the `trigger` of its boundary message)."""
+
+    AUTO = "auto"
+    """The pipeline's autocompact, before a request, at the threshold."""
+    REACTIVE = "reactive"
+    """After the API said prompt-too-long."""
+    MANUAL = "manual"
+    """`/compact` or `Agent.compact()`."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEvent:
+    """The history was summarised: `messages` REPLACES the whole array.
+
+    The one way a compaction reaches the session (`queryloop.session.Session.apply`): the
+    session swaps its array for `messages` and persists the new ones (boundary, summary,
+    restored files, the kept tail), so the next request is built from it. Read-time views
+    (tool-result budget, microcompact, collapse, server-side context editing) never replace
+    the array; the pipeline re-applies them to every request.
+    """
+
+    messages: tuple[Message, ...]
+    trigger: CompactTrigger
+    pre_tokens: int = 0
+    """Estimated tokens of the conversation before."""
+    post_tokens: int = 0
+    """Estimated tokens of `messages`."""
+
+
 @dataclass(frozen=True, slots=True)
 class TransitionEvent:
     """The loop is going on for `reason`."""
@@ -43,14 +74,19 @@ class TransitionEvent:
 
 @dataclass(frozen=True, slots=True)
 class TerminalEvent:
-    """The loop ended. Always the last event. `detail` says why in words a person can use."""
+    """The loop ended. Always the last event. `detail` says why in words a person can use.
+
+    `turn` is the number of turns the query ran (docs/loop.md, "Turns"): 1 + the tool
+    round trips; `--max-turns` and `RunResult.turns` count the same thing."""
 
     reason: Terminal
     turn: int
     detail: str = ""
     error: BaseException | None = None
     messages: tuple[Message, ...] = ()
-    """The whole array as the loop left it (after any compaction): the next query's input."""
+    """The loop's working array as it ended, read-time views applied (for hosts that drive
+    `query()` themselves). A `Session` does not copy it: its array is built from the
+    `MessageEvent`s and `CompactionEvent`s it applied."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,5 +99,11 @@ class SideUsage:
 
 
 LoopEvent: TypeAlias = (
-    RequestStart | StreamDelta | MessageEvent | TransitionEvent | TerminalEvent | SideUsage
+    RequestStart
+    | StreamDelta
+    | MessageEvent
+    | CompactionEvent
+    | TransitionEvent
+    | TerminalEvent
+    | SideUsage
 )

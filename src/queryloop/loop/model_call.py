@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..abort import AbortSignal
 from ..messages.blocks import ToolUseBlock
 from ..messages.constructors import system_message, tombstone
 from ..messages.types import AssistantMessage, Message, ProgressMessage, SystemSubtype
@@ -181,7 +182,25 @@ class ModelCall:
     ) -> AsyncIterator[LoopEvent]:
         provider = self._provider_for(model)
         abort = self.params.tool_context.abort
-        async for event in provider.stream(self._request(model), abort):
+        stream = provider.stream(self._request(model), abort)
+        try:
+            async for event in self._events(stream, attempt, executor, abort):
+                yield event
+        finally:
+            # Close the provider's stream now (an abort leaves it suspended): its HTTP
+            # response is released and its usage is accounted for at once.
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
+
+    async def _events(
+        self,
+        stream: AsyncIterator[Any],
+        attempt: _Attempt,
+        executor: StreamingToolExecutor | None,
+        abort: AbortSignal,
+    ) -> AsyncIterator[LoopEvent]:
+        async for event in stream:
             if isinstance(event, MessageStart):
                 attempt.message_id = event.message_id
             elif isinstance(event, BlockComplete):

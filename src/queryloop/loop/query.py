@@ -32,7 +32,14 @@ from ..providers.errors import MediaError, PromptTooLongError
 from ..tools.executor import run_tools
 from . import prompts
 from .deps import QueryParams
-from .events import LoopEvent, MessageEvent, TerminalEvent, TransitionEvent
+from .events import (
+    CompactionEvent,
+    CompactTrigger,
+    LoopEvent,
+    MessageEvent,
+    TerminalEvent,
+    TransitionEvent,
+)
 from .model_call import ModelCall, ModelOutcome
 from .reasons import Continue, Terminal
 from .state import State
@@ -180,8 +187,10 @@ class _Iteration:
         if compactor is None:
             return
         result = await compactor.preprocess(self.messages, self.tracking)
-        for message in result.new_messages:
-            yield MessageEvent(message)
+        if result.compacted and result.new_messages:
+            yield compaction_event(
+                result.new_messages, CompactTrigger.AUTO, getattr(result, "compaction", None)
+            )
         self.messages = list(result.messages_for_query)
         self.tracking = result.tracking
         self._context_management = result.context_management
@@ -237,9 +246,7 @@ class _Iteration:
                 result = await compactor.reactive(self.messages, error)
                 if result is not None:
                     compacted = list(result.messages)
-                    for message in compacted:
-                        if message not in self.messages:
-                            yield MessageEvent(message)
+                    yield compaction_event(compacted, CompactTrigger.REACTIVE, result)
                     self._continue(
                         Continue.REACTIVE_COMPACT_RETRY,
                         compacted,
@@ -427,6 +434,19 @@ async def _run_stop_hook(hook: Any, hook_input: StopHookInput) -> StopHookResult
     except Exception:
         log.exception("stop hook failed; ignoring it")
         return None
+
+
+def compaction_event(
+    messages: Sequence[Message], trigger: CompactTrigger, result: Any = None
+) -> CompactionEvent:
+    """The event that replaces the session's array with a compacted history (`result`, a
+    compaction result, supplies the before/after sizes when it has them)."""
+    return CompactionEvent(
+        messages=tuple(messages),
+        trigger=trigger,
+        pre_tokens=int(getattr(result, "pre_tokens", 0) or 0),
+        post_tokens=int(getattr(result, "post_tokens", 0) or 0),
+    )
 
 
 def _result_ids(message: Message) -> list[str]:

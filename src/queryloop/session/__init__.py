@@ -3,9 +3,19 @@
 writer = Transcript(session_path(new_session_id(), cwd))
 writer.append(message)                 # one line, fsynced before it returns
 loaded = load_transcript(writer.path)  # LoadedSession(messages, session_id, ...)
+live = Session(session_id, transcript=writer)   # the one owner of a live conversation
 """
 
 from .listing import SessionSummary, list_sessions
+from .live import (
+    MeteredProvider,
+    RequestKind,
+    Session,
+    SessionTotals,
+    UsageRecord,
+    UsageSink,
+    model_table_price,
+)
 from .repair import INTERRUPTED_TOOL_RESULT, LoadedSession, load_transcript
 from .store import (
     AmbiguousSessionError,
@@ -26,14 +36,21 @@ __all__ = [
     "INTERRUPTED_TOOL_RESULT",
     "AmbiguousSessionError",
     "LoadedSession",
+    "MeteredProvider",
+    "RequestKind",
+    "Session",
     "SessionError",
     "SessionNotFoundError",
     "SessionSummary",
+    "SessionTotals",
     "Transcript",
+    "UsageRecord",
+    "UsageSink",
     "find_session",
     "latest_session",
     "list_sessions",
     "load_transcript",
+    "model_table_price",
     "new_session_id",
     "project_dir",
     "project_key",

@@ -15,9 +15,11 @@ _PROMPT_CHARS = 80
 
 @dataclass(frozen=True, slots=True)
 class SessionSummary:
-    """One session: id, last write time, its first prompt, prompts typed, cost so far.
+    """One session: id, last write time, its first prompt, prompts, turns, cost so far.
 
-    `turns` counts the prompts a person (or `-p`) gave, not model requests.
+    `prompts` counts the prompts a person (or `-p`) gave; `turns` counts the turns those
+    prompts ran (docs/loop.md, "Turns": the figure `--max-turns` limits and `RunResult.turns`
+    reports), summed from the transcript's `result` records.
     """
 
     id: str
@@ -26,6 +28,7 @@ class SessionSummary:
     turns: int
     cost_usd: float
     path: Path
+    prompts: int = 0
 
 
 def list_sessions(cwd: Path | str, home: Path | str | None = None) -> list[SessionSummary]:
@@ -34,22 +37,50 @@ def list_sessions(cwd: Path | str, home: Path | str | None = None) -> list[Sessi
 
 
 def summarize(path: Path) -> SessionSummary:
-    """Scan one transcript cheaply (JSON only, no message decoding)."""
+    """Scan one transcript cheaply (JSON only, no message decoding).
+
+    Transcripts written before `result` records existed count one turn per main-loop
+    response and one prompt per prompt message (not the copies a compaction keeps)."""
     first_prompt = ""
-    turns = 0
+    prompts = turns = 0
+    legacy_prompts = legacy_turns = 0
     cost = 0.0
     session_id = path.stem
+    boundary_at = ""
     for record in _records(path):
         kind = record.get("record")
         if kind == "usage":
             cost += float(record.get("cost_usd") or 0.0)
+            legacy_turns += record.get("kind", "main") == "main"
+        elif kind == "result":
+            prompts += 1
+            turns += int(record.get("turns") or 0)
         elif kind == "message":
-            prompt = _prompt_text(record.get("message"))
+            message = record.get("message")
+            if isinstance(message, dict) and _is_boundary(message):
+                boundary_at = str(message.get("timestamp") or "")
+                continue
+            prompt = _prompt_text(message)
             if prompt is not None:
-                turns += 1
                 first_prompt = first_prompt or prompt
+                # The kept tail after a boundary repeats earlier prompts (fresh copies that
+                # keep their original time).
+                stamp = message.get("timestamp") if isinstance(message, dict) else None
+                legacy_prompts += str(stamp or "") >= boundary_at
+    if not prompts:
+        prompts, turns = legacy_prompts, legacy_turns
     modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    return SessionSummary(session_id, modified, _one_line(first_prompt), turns, cost, path)
+    return SessionSummary(
+        session_id, modified, _one_line(first_prompt), turns, cost, path, prompts=prompts
+    )
+
+
+def _is_boundary(message: Any) -> bool:
+    return (
+        isinstance(message, dict)
+        and message.get("type") == "system"
+        and message.get("subtype") == "compact_boundary"
+    )
 
 
 def _records(path: Path) -> list[dict[str, Any]]:

@@ -56,8 +56,13 @@ class LoadedSession:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     responses: int = 0
+    """Billed requests (usage records) of every kind."""
     repaired: tuple[Message, ...] = ()
     last_uuid: str | None = None
+    turns: int = 0
+    """Turns of every prompt so far (docs/loop.md, "Turns")."""
+    prompts: int = 0
+    """Prompts that ran to their end (`result` records)."""
 
     def open_transcript(self, *, fsync: bool = True) -> Transcript:
         """A writer that continues this transcript, chaining parents from `last_uuid`."""
@@ -87,6 +92,9 @@ class _Reader:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     responses: int = 0
+    main_responses: int = 0
+    turns: int = 0
+    prompts: int = 0
     unknown: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0
 
@@ -100,8 +108,13 @@ class _Reader:
         elif kind == "usage":
             self.usage = self.usage + Usage.from_dict(record.get("usage"))
             self.cost_usd += float(record.get("cost_usd") or 0.0)
-            if not record.get("purpose"):  # side requests (summaries) are not model turns
-                self.responses += 1
+            self.responses += 1
+            # Side requests (summaries, ...) are not turns: a kind, or an older `purpose`.
+            main = record.get("kind", "main") == "main" and not record.get("purpose")
+            self.main_responses += main
+        elif kind == "result":
+            self.prompts += 1
+            self.turns += int(record.get("turns") or 0)
         else:
             self.unknown[str(kind)] = self.unknown.get(str(kind), 0) + 1
 
@@ -260,6 +273,9 @@ def load_transcript(path: Path | str, *, repair: bool = True) -> LoadedSession:
         usage=reader.usage,
         cost_usd=reader.cost_usd,
         responses=reader.responses,
+        # Transcripts written before `result` records existed: one turn per main response.
+        turns=reader.turns if reader.prompts else reader.main_responses,
+        prompts=reader.prompts,
         repaired=tuple(m for _, m in inserted),
         last_uuid=last_uuid,
     )

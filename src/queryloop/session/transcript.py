@@ -7,8 +7,12 @@ One JSON object per line, each with a `record` kind:
   when the loader synthesised it (see `repair.py`).
 - `meta`: `{"record": "meta", "session_id", "timestamp", ...}` facts about the session
   (model, cwd, title, format version); later values win.
-- `usage`: `{"record": "usage", "session_id", "timestamp", "model", "usage", "cost_usd"}`,
-  one per model response; a side request (a tool-use summary) adds `"purpose"`.
+- `usage`: `{"record": "usage", "session_id", "timestamp", "kind", "model", "usage",
+  "cost_usd"}`, one per billed request; `kind` is main, compact, side or interrupted
+  (`queryloop.session.RequestKind`; records written before it existed have none: main). A
+  side request may add its `"purpose"` (a tool-use summary).
+- `result`: `{"record": "result", "session_id", "timestamp", "terminal", "turns", ...}`, one
+  per prompt: its terminal reason and its turns (docs/loop.md, "Turns").
 
 Every record is written with one `write()` on an `O_APPEND` descriptor and fsynced before
 `append` returns, so a kill at any moment loses at most the record being written (which the
@@ -96,20 +100,40 @@ class Transcript:
         self.append_record(record)
 
     def append_usage(
-        self, usage: Usage, *, cost_usd: float, model: str = "", purpose: str = ""
+        self,
+        usage: Usage,
+        *,
+        cost_usd: float,
+        model: str = "",
+        kind: str = "main",
+        purpose: str = "",
     ) -> None:
-        """Record one model response's token usage and its cost in US dollars. A side request
-        (a tool-use summary) names its `purpose`; it counts in the cost but not as a turn."""
+        """Record one billed request's token usage, its cost in US dollars and its kind
+        (`queryloop.session.RequestKind`: main, compact, side, interrupted). A side request
+        may name its `purpose` (a tool-use summary); it counts in the cost, not as a turn."""
         record: dict[str, Any] = {
             "record": "usage",
             "session_id": self.session_id,
             "timestamp": now_iso(),
+            "kind": kind,
             "model": model,
             "usage": usage.to_dict(),
             "cost_usd": cost_usd,
         }
         if purpose:
             record["purpose"] = purpose
+        self.append_record(record)
+
+    def append_result(self, *, terminal: str, turns: int, **fields: Any) -> None:
+        """Record the end of one prompt: why it ended and how many turns it ran."""
+        record: dict[str, Any] = {
+            "record": "result",
+            "session_id": self.session_id,
+            "timestamp": now_iso(),
+            "terminal": terminal,
+            "turns": turns,
+        }
+        record.update({k: v for k, v in fields.items() if v is not None})
         self.append_record(record)
 
     def start(self, *, model: str = "", cwd: str = "", **fields: Any) -> None:

@@ -1,0 +1,338 @@
+"""`Session`: the one owner of a live conversation's message array, usage, cost and transcript.
+
+The seeds' rule: the internal message array is the session's single source of truth; the UI,
+persistence, export and compaction decisions all read it. So there is exactly one object that
+holds it, and exactly three ways it changes:
+
+- `append(message)`: a message was created (every `MessageEvent` of the loop, the prompt and
+  its attachments). It is written to the transcript at once. A tombstone removes the message
+  it voids; progress messages are written but kept out of the array (they are for UIs).
+- `replace(event)`: a compaction (auto, reactive or manual) swapped the history for a summary
+  and a kept tail (`CompactionEvent`). The new messages are written after the boundary.
+- `clear(session_id, transcript)`: `/clear` starts a fresh session.
+
+`apply(event)` routes the loop's events to those. Every billed request is recorded once with
+`record_usage(usage, model, kind)`: providers wrapped by `metered()` call it for every response
+they stream (main turns, compaction summaries, side calls, and attempts that were cut off after
+the API began billing them), and it writes one `usage` record with that `kind`.
+
+`end_prompt(terminal)` closes a prompt: it counts its turns (docs/loop.md, "Turns") and writes
+a `result` record, which `queryloop sessions` sums.
+
+This module must not import the Agent or the CLI: they read the session, not the other way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from ..abort import AbortSignal
+from ..loop.events import CompactionEvent, LoopEvent, MessageEvent, TerminalEvent
+from ..messages.types import Message, ProgressMessage, TombstoneMessage, new_uuid
+from ..messages.usage import Usage
+from ..providers.base import MessageComplete, MessageStart, ModelProvider, ModelRequest
+from .transcript import Transcript
+
+Pricing = Callable[[Usage, str], float]
+"""(usage, model) -> US dollars."""
+
+
+class RequestKind(StrEnum):
+    """Why a billed request was made (the `kind` of its transcript `usage` record)."""
+
+    MAIN = "main"
+    """A model response of the main loop (one per turn, plus recovery re-sends)."""
+    COMPACT = "compact"
+    """A compaction summary (auto, reactive or manual)."""
+    SIDE = "side"
+    """Any other call made for the session (titles, tool-use summaries, subagents, ...)."""
+    INTERRUPTED = "interrupted"
+    """An attempt the API began (and bills) that never completed: a cut stream that was
+    retried, an overloaded model that fell back, an abort. Counted with the input usage its
+    `message_start` reported."""
+
+
+def model_table_price(usage: Usage, model: str) -> float:
+    """What a response cost at the model table's prices (0 for models the table does not
+    know, such as a local model behind an OpenAI-compatible server)."""
+    from ..providers.models import cost_usd, get_model_info
+
+    if not get_model_info(model).known:
+        return 0.0
+    return cost_usd(usage, model)
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    """One billed request as the session counted it."""
+
+    kind: RequestKind
+    model: str
+    usage: Usage
+    cost_usd: float
+    purpose: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTotals:
+    """A snapshot of the session's counters; subtract two for what happened in between."""
+
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    requests: int = 0
+    turns: int = 0
+    prompts: int = 0
+
+    def __sub__(self, other: SessionTotals) -> SessionTotals:
+        names = (
+            "input_tokens",
+            "output_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_1h_input_tokens",
+        )
+        usage = Usage(
+            **{n: max(0, getattr(self.usage, n) - getattr(other.usage, n)) for n in names}
+        )
+        return SessionTotals(
+            usage=usage,
+            cost_usd=self.cost_usd - other.cost_usd,
+            requests=self.requests - other.requests,
+            turns=self.turns - other.turns,
+            prompts=self.prompts - other.prompts,
+        )
+
+
+class Session:
+    """The live state of one conversation (see the module docstring).
+
+    `messages` is the array the next request is built from; read it, never keep a copy that
+    you then send. Everything that changes it goes through this object.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        messages: Sequence[Message] = (),
+        transcript: Transcript | None = None,
+        totals: SessionTotals | None = None,
+        price: Pricing = model_table_price,
+    ) -> None:
+        self.session_id = session_id
+        self._messages: list[Message] = [m for m in messages if _kept(m)]
+        self._transcript = transcript
+        self._price = price
+        totals = totals or SessionTotals()
+        self.usage = totals.usage
+        self.cost_usd = totals.cost_usd
+        self.requests = totals.requests
+        self.turns = totals.turns
+        self.prompts = totals.prompts
+        self.records: list[UsageRecord] = []
+        """The billed requests recorded by this process, in order."""
+        self.listeners: list[Callable[[UsageRecord], None]] = []
+        """Called with each usage record (live cost displays)."""
+        self._prompt_start: SessionTotals | None = None
+
+    # ---- reading ------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The conversation's internal message array (read-only snapshot)."""
+        return tuple(self._messages)
+
+    @property
+    def transcript(self) -> Transcript | None:
+        """The JSONL writer (None for a session that is not persisted)."""
+        return self._transcript
+
+    def totals(self) -> SessionTotals:
+        """The counters now (usage, cost, billed requests, turns, prompts)."""
+        return SessionTotals(self.usage, self.cost_usd, self.requests, self.turns, self.prompts)
+
+    # ---- changing the array -------------------------------------------------------------
+
+    def attach(self, transcript: Transcript | None) -> None:
+        """Write to `transcript` from now on (set once the session is assembled)."""
+        self._transcript = transcript
+
+    def append(self, message: Message) -> None:
+        """A message was created: write it, and add it to the array."""
+        self._write(message)
+        if isinstance(message, TombstoneMessage):
+            self._messages = [m for m in self._messages if m.uuid != message.target_uuid]
+        elif _kept(message):
+            self._messages.append(message)
+
+    def replace(self, event: CompactionEvent) -> None:
+        """A compaction: the array becomes `event.messages`, all written after the boundary
+        so a reload rebuilds exactly this array. A message already written (the same uuid)
+        is kept as a fresh copy: a transcript holds each uuid once."""
+        known = {m.uuid for m in self._messages}
+        new: list[Message] = []
+        for message in event.messages:
+            if message.uuid in known:
+                message = dataclasses.replace(message, uuid=new_uuid())
+            self._write(message)
+            if _kept(message):
+                new.append(message)
+        self._messages = new
+
+    def apply(self, event: LoopEvent) -> None:
+        """Apply one loop event: messages are appended, compactions replace the array, the
+        terminal event ends the prompt. Other events do not change the session; `SideUsage`
+        in particular is informational here, because the side request's provider is metered
+        (`metered()`), which also catches a side request that never reported back."""
+        if isinstance(event, MessageEvent):
+            self.append(event.message)
+        elif isinstance(event, CompactionEvent):
+            self.replace(event)
+        elif isinstance(event, TerminalEvent):
+            self.end_prompt(event)
+
+    def clear(self, session_id: str, transcript: Transcript | None) -> None:
+        """Start over as a new, empty session (the REPL's /clear)."""
+        if self._transcript is not None:
+            self._transcript.close()
+        self.session_id = session_id
+        self._transcript = transcript
+        self._messages = []
+        self.usage = Usage()
+        self.cost_usd = 0.0
+        self.requests = self.turns = self.prompts = 0
+
+    # ---- accounting ---------------------------------------------------------------------
+
+    def record_usage(
+        self,
+        usage: Usage,
+        model: str,
+        kind: RequestKind = RequestKind.MAIN,
+        *,
+        purpose: str = "",
+    ) -> UsageRecord:
+        """Count one billed request once: totals, cost, and one transcript `usage` record
+        (`purpose` names a side request, e.g. "tool_use_summary")."""
+        cost = self._price(usage, model)
+        record = UsageRecord(kind, model, usage, cost, purpose)
+        self.usage = self.usage + usage
+        self.cost_usd += cost
+        self.requests += 1
+        self.records.append(record)
+        if self._transcript is not None:
+            self._transcript.append_usage(
+                usage, cost_usd=cost, model=model, kind=kind.value, purpose=purpose
+            )
+        for listener in self.listeners:
+            listener(record)
+        return record
+
+    def begin_prompt(self) -> SessionTotals:
+        """A prompt starts: remember the counters (its `result` record reports the change)."""
+        self._prompt_start = self.totals()
+        return self._prompt_start
+
+    def end_prompt(self, terminal: TerminalEvent) -> None:
+        """A prompt ended: count it and its turns, write a `result` record, sync the file."""
+        self.prompts += 1
+        self.turns += terminal.turn
+        spent = self.totals() - (self._prompt_start or self.totals())
+        self._prompt_start = None
+        if self._transcript is not None:
+            self._transcript.append_result(
+                terminal=terminal.reason.value,
+                turns=terminal.turn,
+                requests=spent.requests,
+                cost_usd=spent.cost_usd,
+            )
+            self._transcript.sync()
+
+    def metered(
+        self, provider: ModelProvider, kind: RequestKind = RequestKind.SIDE, *, purpose: str = ""
+    ) -> MeteredProvider:
+        """`provider`, with every response it streams recorded here as `kind`."""
+        return MeteredProvider(provider, self, kind, purpose=purpose)
+
+    def sync(self) -> None:
+        """Make the transcript durable across an OS crash."""
+        if self._transcript is not None:
+            self._transcript.sync()
+
+    def close(self) -> None:
+        """Close the transcript (records are already written)."""
+        if self._transcript is not None:
+            self._transcript.close()
+
+    # ---- internals ----------------------------------------------------------------------
+
+    def _write(self, message: Message) -> None:
+        if self._transcript is not None:
+            self._transcript.append(message)
+
+
+def _kept(message: Message) -> bool:
+    """Progress and tombstones are written to the transcript but are not conversation."""
+    return not isinstance(message, ProgressMessage | TombstoneMessage)
+
+
+class UsageSink(Protocol):
+    """What a metered provider reports to (a `Session`, or anything with `record_usage`)."""
+
+    def record_usage(
+        self, usage: Usage, model: str, kind: RequestKind, *, purpose: str = ""
+    ) -> Any:
+        """Count one billed request."""
+        ...
+
+
+class MeteredProvider:
+    """A provider wrapper that reports every billed response to a session, exactly once.
+
+    A stream that ends with `MessageComplete` is recorded with its final usage under `kind`;
+    one that the API began (`MessageStart`) but that never completed (cut, abandoned,
+    aborted) is recorded as `RequestKind.INTERRUPTED` with the usage `message_start` gave.
+    Everything else (`name`, `aclose`, ...) is the wrapped provider's.
+    """
+
+    def __init__(
+        self, inner: ModelProvider, sink: UsageSink, kind: RequestKind, *, purpose: str = ""
+    ) -> None:
+        self.inner = inner
+        self.sink = sink
+        self.kind = kind
+        self.purpose = purpose
+        self.name = inner.name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def stream(
+        self, request: ModelRequest, abort: AbortSignal | None = None
+    ) -> AsyncIterator[Any]:
+        """The wrapped provider's stream, metered."""
+        started: MessageStart | None = None
+        completed = False
+        try:
+            async for event in self.inner.stream(request, abort):
+                if isinstance(event, MessageStart):
+                    started = event
+                elif isinstance(event, MessageComplete):
+                    completed = True
+                    response = event.response
+                    self.sink.record_usage(
+                        response.usage, response.model, self.kind, purpose=self.purpose
+                    )
+                yield event
+        finally:
+            if started is not None and not completed:
+                self.sink.record_usage(
+                    started.usage,
+                    started.model or request.model,
+                    RequestKind.INTERRUPTED,
+                    purpose=self.purpose,
+                )
