@@ -84,7 +84,7 @@ class Agent:
             loaded.session_id,
             messages=loaded.messages,
             totals=SessionTotals(
-                loaded.usage, loaded.cost_usd, loaded.responses, loaded.turns, loaded.prompts
+                loaded.usage, loaded.cost_usd, loaded.requests, loaded.turns, loaded.prompts
             ),
         )
         agent._resume = loaded

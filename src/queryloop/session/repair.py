@@ -56,7 +56,9 @@ class LoadedSession:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     responses: int = 0
-    """Billed requests (usage records) of every kind."""
+    """Main-loop model responses (usage records of kind main)."""
+    requests: int = 0
+    """Billed requests of every kind (all usage records)."""
     repaired: tuple[Message, ...] = ()
     last_uuid: str | None = None
     turns: int = 0
@@ -92,7 +94,7 @@ class _Reader:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     responses: int = 0
-    main_responses: int = 0
+    requests: int = 0
     turns: int = 0
     prompts: int = 0
     unknown: dict[str, int] = field(default_factory=dict)
@@ -108,10 +110,10 @@ class _Reader:
         elif kind == "usage":
             self.usage = self.usage + Usage.from_dict(record.get("usage"))
             self.cost_usd += float(record.get("cost_usd") or 0.0)
-            self.responses += 1
+            self.requests += 1
             # Side requests (summaries, ...) are not turns: a kind, or an older `purpose`.
             main = record.get("kind", "main") == "main" and not record.get("purpose")
-            self.main_responses += main
+            self.responses += main
         elif kind == "result":
             self.prompts += 1
             self.turns += int(record.get("turns") or 0)
@@ -273,8 +275,9 @@ def load_transcript(path: Path | str, *, repair: bool = True) -> LoadedSession:
         usage=reader.usage,
         cost_usd=reader.cost_usd,
         responses=reader.responses,
+        requests=reader.requests,
         # Transcripts written before `result` records existed: one turn per main response.
-        turns=reader.turns if reader.prompts else reader.main_responses,
+        turns=reader.turns if reader.prompts else reader.responses,
         prompts=reader.prompts,
         repaired=tuple(m for _, m in inserted),
         last_uuid=last_uuid,
