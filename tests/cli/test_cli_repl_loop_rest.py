@@ -3,6 +3,7 @@ while a turn runs, skills, `#` memory and /rewind."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -73,3 +74,86 @@ def test_repl_shows_a_tool_run_as_its_summary_line(tmp_path: Path) -> None:
             child.expect(PROMPT)
         models = [r.body["model"] for r in server.recorded]
     assert models.count(SUMMARY_MODEL) == 1
+
+
+STORY = " ".join(f"story{i}" for i in range(300))
+WAIT_FOR_GO = "while [ ! -f go ]; do sleep 0.05; done; echo released"
+
+
+def by_last_prompt(answers: dict[str, Turn]) -> Any:
+    """Answer by the text of the last user message that is not a tool result."""
+
+    def answer(body: dict[str, Any]) -> Turn:
+        for message in reversed(body["messages"]):
+            if message["role"] != "user":
+                continue
+            content = message["content"]
+            blocks = [content] if isinstance(content, str) else content
+            for block in blocks:
+                if isinstance(block, str):
+                    return answers.get(block, turn(text("?")))
+                if block.get("type") == "tool_result":
+                    return answers["<tool_result>"]
+                if block.get("type") == "text" and block["text"] in answers:
+                    return answers[block["text"]]
+        return turn(text("?"))
+
+    return answer
+
+
+def test_repl_queues_a_prompt_typed_during_tools(tmp_path: Path) -> None:
+    answers = {
+        "run the slow check": turn(text("Running."), tool_use("Bash", {"command": WAIT_FOR_GO})),
+        "<tool_result>": turn(text("Done, and I checked the docs too.")),
+    }
+    with MessagesServer(by_last_prompt(answers)) as server:
+        with repl(server, tmp_path, "--permission-mode", "bypassPermissions") as child:
+            child.sendline("run the slow check")
+            child.expect("Bash")
+            child.sendline("also check the docs")
+            child.expect(r"queued \(sent at the next tool result\): also check the docs")
+            (project(tmp_path) / "go").write_text("")
+            child.expect("released")
+            child.expect("queued prompt sent to the model: also check the docs")
+            child.expect("Done, and I checked the docs too.")
+            child.expect(PROMPT)
+        bodies = server.requests
+    assert len(bodies) == 2
+    assert "while you were working:\\nalso check the docs" in json.dumps(bodies[1]["messages"])
+
+
+def test_repl_runs_a_prompt_queued_at_the_end_of_a_turn_next(tmp_path: Path) -> None:
+    answers = {
+        "tell a story": turn(text(STORY)),
+        "and a short one": turn(text("The end.")),
+    }
+    with MessagesServer(by_last_prompt(answers), event_delay=0.02) as server:
+        with repl(server, tmp_path) as child:
+            child.sendline("tell a story")
+            child.expect("story3 ")
+            child.sendline("and a short one")
+            child.expect(r"queued \(sent at the next tool result\): and a short one")
+            child.expect("story299")
+            child.expect("sending the queued prompt: and a short one")
+            child.expect("The end.")
+            child.expect(PROMPT)
+        bodies = server.requests
+    assert len(bodies) == 2
+    assert bodies[1]["messages"][-1]["content"][0]["text"] == "and a short one"
+
+
+def test_repl_ctrl_c_gives_the_queued_prompt_back(tmp_path: Path) -> None:
+    answers = {"tell a story": turn(text(STORY + " " + STORY))}
+    with MessagesServer(by_last_prompt(answers), event_delay=0.02) as server:
+        with repl(server, tmp_path) as child:
+            child.sendline("tell a story")
+            child.expect("story3 ")
+            child.sendline("never mind that")
+            child.expect("queued")
+            child.sendintr()
+            child.expect("Interrupted: the queued prompt was not sent; it is back in the input")
+            child.expect("never mind that")
+            child.expect(PROMPT)
+        bodies = server.requests
+    assert len(bodies) == 1
+    assert "never mind that" not in json.dumps(bodies)

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..context.queue import PromptQueue
 from ..errors import ConfigError, QueryloopError
 from ..loop.events import (
     CompactionEvent,
@@ -66,6 +67,8 @@ class Agent:
         self.last_terminal: TerminalEvent | None = None
         self._resume: LoadedSession | None = None
         self._running = False
+        self.prompt_queue = PromptQueue()
+        """Prompts queued while a turn runs (`queue`); the runtime drains it between turns."""
 
     # ---- construction -------------------------------------------------------------------
 
@@ -106,6 +109,7 @@ class Agent:
             if self._runtime is None:
                 self._runtime = await assemble(self.options, self.session, resumed=self._resume)
                 await self._runtime.on_session_start()
+                self._runtime.prompt_queue = self.prompt_queue
             return self._runtime
 
     # ---- properties ---------------------------------------------------------------------
@@ -229,6 +233,22 @@ class Agent:
         except (asyncio.CancelledError, GeneratorExit):
             self._repair_after_cancel(turn)
             raise
+
+    def queue(self, prompt: str) -> None:
+        """Queue input while `stream()` runs: it reaches the model at the next tool-result
+        boundary (a `queued_command` attachment), in the same turn. If the turn ends first it
+        stays queued: `take_queued()` returns it as the next prompt (docs/loop.md)."""
+        self.prompt_queue.put(prompt)
+
+    @property
+    def queued(self) -> list[str]:
+        """The prompts queued and not yet sent to the model, oldest first."""
+        return [item.text for item in self.prompt_queue.items]
+
+    def take_queued(self) -> str | None:
+        """Empty the queue: its prompts as one prompt (to run next, or to give back after an
+        interrupt), or None when nothing is queued."""
+        return self.prompt_queue.take()
 
     def abort(self) -> None:
         """Stop the current turn as soon as it safely can (the REPL's Ctrl-C)."""

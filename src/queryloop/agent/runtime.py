@@ -14,6 +14,7 @@ from ..compact import CompactionPipeline
 from ..compact.autocompact import CompactionResult, Summarize
 from ..compact.tokens import last_usage_index
 from ..context import AttachmentContext, RequestBuilder, get_attachment_messages
+from ..context.queue import PromptQueue
 from ..hooks import HookRunner
 from ..loop.deps import QueryParams
 from ..messages.blocks import TextBlock
@@ -74,6 +75,7 @@ class Runtime:
     user_context_text: str = ""
     notices: list[str] = field(default_factory=list)
     exit_stack: AsyncExitStack = field(default_factory=AsyncExitStack)
+    prompt_queue: PromptQueue = field(default_factory=PromptQueue)
     _session_started: bool = False
 
     def notify(self, text: str) -> None:
@@ -126,12 +128,14 @@ class Runtime:
         return PreparedPrompt(new)
 
     async def turn_attachments(self, messages: Sequence[Message], _ctx: Any) -> list[Message]:
-        """Attachments between turns (the loop's phase 7)."""
-        return list(
-            await get_attachment_messages(None, self.attachment_context(messages), messages)
-        )
+        """Attachments between turns (the loop's phase 7); prompts the user queued meanwhile
+        reach the model here."""
+        context = self.attachment_context(messages, queued=self.prompt_queue.drain())
+        return list(await get_attachment_messages(None, context, messages))
 
-    def attachment_context(self, messages: Sequence[Message]) -> AttachmentContext:
+    def attachment_context(
+        self, messages: Sequence[Message], *, queued: Sequence[str] = ()
+    ) -> AttachmentContext:
         """What the attachment providers read this turn."""
         mcp = self.mcp
         return AttachmentContext(
@@ -144,6 +148,7 @@ class Runtime:
             context_window=self.compactor.config.context_window,
             warning_threshold=self.compactor.thresholds.warning,
             mcp_resource_resolver=self._read_resource if mcp is not None else None,
+            queued_commands=queued,
         )
 
     async def _read_resource(self, server: str, uri: str) -> str:

@@ -17,6 +17,7 @@ from ..loop.reasons import Terminal
 from ..messages.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from ..messages.types import (
     AssistantMessage,
+    AttachmentMessage,
     SystemMessage,
     SystemSubtype,
     ToolUseSummaryMessage,
@@ -161,6 +162,9 @@ class Renderer:
             self._system(message)
         elif isinstance(message, ToolUseSummaryMessage):
             self.tool_summary(message)
+        elif isinstance(message, AttachmentMessage) and message.attachment.type == "queued_command":
+            prompt = str(message.attachment.data.get("prompt", ""))
+            self.notice(f"↳ queued prompt sent to the model: {prompt}")
 
     def _system(self, message: SystemMessage) -> None:
         if message.subtype == SystemSubtype.COMPACT_BOUNDARY:

@@ -18,6 +18,7 @@ from .args import CliOptions
 from .commands import parse_slash
 from .exit_codes import ExitCode
 from .render import Renderer, short_input, status_text
+from .typeahead import TypeAhead, after_turn, start_typeahead, typeahead_paused
 
 LineReader = Callable[[str], Awaitable[str]]
 """Reads one line of input given a prompt; raises EOFError (exit) or KeyboardInterrupt."""
@@ -47,6 +48,9 @@ class Repl:
         self._interrupts = 0
         self._aborting = False
         self.status_line = ""
+        self.typeahead: TypeAhead | None = None
+        self.next_input = ""
+        """Text to pre-fill the next input line with (queued prompts given back)."""
 
     def _make_agent(self, options: CliOptions) -> Any:
         if self._agent_factory is not None:
@@ -109,7 +113,8 @@ class Repl:
             self._session = _prompt_session(self)
         # The toolbar is redrawn on every key press: compute the status once per prompt.
         self.status_line = self.status()
-        result: str = await self._session.prompt_async(prompt)
+        default, self.next_input = self.next_input, ""
+        result: str = await self._session.prompt_async(prompt, default=default)
         return result
 
     def status(self) -> str:
@@ -126,7 +131,8 @@ class Repl:
         why = f" [dim]({reason})[/]" if reason else ""
         self.console.print(f"[yellow]Allow {tool}({short_input(tool, input)})?[/]{why}")
         try:
-            return await self._permission_answer()
+            with typeahead_paused(self):
+                return await self._permission_answer()
         finally:
             self.renderer.resume_spinner()
 
@@ -186,7 +192,8 @@ class Repl:
                 self.console.print(f"[red]/{command.name} failed: {exc}[/]")
                 return True
         await self.run_turn(text)
-        return True
+        typeahead, self.typeahead = self.typeahead, None
+        return await after_turn(self, typeahead, interrupted=self._aborting)
 
     async def run_turn(self, prompt: str) -> None:
         """Stream one prompt's events to the renderer; Ctrl-C aborts."""
@@ -195,6 +202,7 @@ class Repl:
         loop = asyncio.get_running_loop()
         self._turn_task = asyncio.create_task(self._consume(prompt))
         installed = _add_sigint(loop, self._on_interrupt)
+        self.typeahead = start_typeahead(self)
         try:
             await self._turn_task
         except asyncio.CancelledError:
@@ -204,6 +212,8 @@ class Repl:
         finally:
             if installed:
                 loop.remove_signal_handler(signal.SIGINT)
+            if self.typeahead is not None:
+                self.typeahead.stop()
             self.renderer.pause()
             self._turn_task = None
 
