@@ -157,3 +157,81 @@ def test_repl_ctrl_c_gives_the_queued_prompt_back(tmp_path: Path) -> None:
         bodies = server.requests
     assert len(bodies) == 1
     assert "never mind that" not in json.dumps(bodies)
+
+
+SKILL = """---
+name: release-notes
+description: Turn a list of changes into release notes.
+---
+SKILL-BODY-IN-REPL: write notes for $ARGUMENTS.
+"""
+
+
+def test_repl_slash_skill_name_loads_the_skill(tmp_path: Path) -> None:
+    folder = tmp_path / "home" / "skills" / "release-notes"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(SKILL)
+    with MessagesServer([turn(text("Notes for v5 are ready."))]) as server:
+        with repl(server, tmp_path) as child:
+            child.sendline("/release-notes v5")
+            child.expect("Notes for v5 are ready.")
+            child.expect(PROMPT)
+        body = json.dumps(server.requests[0]["messages"])
+    assert "SKILL-BODY-IN-REPL: write notes for v5." in body
+    assert "/release-notes v5" in body
+
+
+def test_repl_hash_line_adds_to_memory(tmp_path: Path) -> None:
+    with MessagesServer([]) as server:
+        with repl(server, tmp_path) as child:
+            child.sendline("# always use pnpm")
+            child.expect(r"Save to \[p\]roject memory")
+            child.sendline("p")
+            child.expect("Saved to project memory")
+            child.expect(PROMPT)
+            child.sendline("/memory user prefers short answers")
+            child.expect("Saved to user memory")
+            child.expect(PROMPT)
+            child.sendline("/memory")
+            child.expect("QUERYLOOP.md")
+            child.expect(PROMPT)
+        assert server.requests == []  # nothing was sent to the model
+    assert (project(tmp_path) / "QUERYLOOP.md").read_text() == "- always use pnpm\n"
+    assert (tmp_path / "home" / "QUERYLOOP.md").read_text() == "- prefers short answers\n"
+
+
+def test_repl_rewind_restores_code_and_conversation(tmp_path: Path) -> None:
+    script = [
+        turn(tool_use("Write", {"file_path": "notes.txt", "content": "first\n"})),
+        turn(text("Wrote notes.")),
+        turn(tool_use("Write", {"file_path": "notes.txt", "content": "second\n"})),
+        turn(text("Rewrote notes.")),
+        turn(text("Back at prompt two.")),
+    ]
+    notes = project(tmp_path) / "notes.txt"
+    with MessagesServer(script) as server:
+        with repl(server, tmp_path, "--permission-mode", "bypassPermissions") as child:
+            child.sendline("write the notes")
+            child.expect("Wrote notes.")
+            child.expect(PROMPT)
+            child.sendline("rewrite the notes")
+            child.expect("Rewrote notes.")
+            child.expect(PROMPT)
+            assert notes.read_text() == "second\n"
+            child.sendline("/rewind")
+            child.expect("rewrite the notes")
+            child.expect("Rewind to before which prompt")
+            child.sendline("2")
+            child.expect("Changes made through Bash")
+            child.expect("evermind")
+            child.sendline("b")
+            child.expect("Rewound: conversation rewound to before prompt 2; 1 file")
+            child.expect("The prompt is back in the input: rewrite the notes")
+            child.expect(PROMPT)
+            assert notes.read_text() == "first\n"
+            child.sendline("what now")
+            child.expect("Back at prompt two.")
+            child.expect(PROMPT)
+        sent = json.dumps(server.requests[-1]["messages"])
+    assert "write the notes" in sent and "what now" in sent
+    assert "rewrite the notes" not in sent

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
 from ..context import RequestBuilder, build_system_prompt
@@ -32,6 +33,8 @@ from ..session import (
     queryloop_home,
     session_path,
 )
+from ..skills.commands import skill_read_dirs, skill_tools
+from ..skills.loader import load_skills
 from ..tools import builtin_tools
 from ..tools.base import Tool, ToolContext
 from ..tools.builtin.tool_search import ToolSearchTool
@@ -71,8 +74,12 @@ async def assemble(
     )
     mcp = await _start_mcp(workspace)
     eager, deferred = _tools(options, mcp, workspace, options.context_window or info.context_window)
+    skills = load_skills(options.cwd, home, trusted=workspace.trusted)
+    eager.extend(skill_tools(skills, builtin=options.tools is None))
+    tool_context.additional_dirs.extend(skill_read_dirs(skills))
     permission = _permission(options, workspace)
     hooks = _hooks(options, workspace, session_id, transcript, permission)
+    checkpoints = CheckpointStore(checkpoint_folder(session_dir) if session_dir else None)
     session_context = SessionContext(options.cwd, user_home=home)
     builder = _request_builder(options, model, eager, deferred, session_context, tool_context)
     compactor, summarizer = _compactor(
@@ -97,7 +104,7 @@ async def assemble(
         max_output_tokens_ceiling=max(max_tokens, info.max_output_tokens),
         fallback_model=options.fallback_model,
         permission=permission,
-        tool_hooks=hooks,
+        tool_hooks=CheckpointingHooks(hooks, checkpoints),  # Write/Edit/MultiEdit snapshots
         stop_hooks=[*options.stop_hooks, hooks.as_stop_hook()],
         compactor=compactor,
         max_turns=options.max_turns,
@@ -124,8 +131,10 @@ async def assemble(
         mcp=mcp,
         deferred_tools=deferred,
         user_context_text="\n".join(session_context.user_context().values()),
+        skills=skills,
+        checkpoints=checkpoints,
     )
-    for notice in [*workspace.notices, *_mcp_notices(mcp)]:
+    for notice in [*workspace.notices, *_mcp_notices(mcp), *map(str, skills.problems)]:
         runtime.notify(notice)
     hooks.on_warning = lambda warning: runtime.notify(f"hook warning: {warning}")
     if mcp is not None:

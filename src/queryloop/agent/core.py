@@ -8,9 +8,12 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context.queue import PromptQueue
+
+if TYPE_CHECKING:
+    from ..checkpoints import Checkpoint, RewindMode, RewindOutcome
 from ..errors import ConfigError, QueryloopError
 from ..loop.events import (
     CompactionEvent,
@@ -233,6 +236,60 @@ class Agent:
         except (asyncio.CancelledError, GeneratorExit):
             self._repair_after_cancel(turn)
             raise
+
+    @property
+    def skills(self) -> dict[str, str]:
+        """The session's skills: name -> description (known once the session started)."""
+        return self._runtime.skills.listing() if self._runtime is not None else {}
+
+    @property
+    def home(self) -> Path:
+        """$QUERYLOOP_HOME of this Agent (user memory, skills, sessions)."""
+        from ..session import queryloop_home
+
+        return (
+            self._runtime.home if self._runtime is not None else queryloop_home(self.options.home)
+        )
+
+    def add_memory(self, text: str, scope: str = "project") -> Path:
+        """Append a line to the project or user memory file (the REPL's `# text`); the
+        running conversation is told with a meta message. Returns the file's path."""
+        from ..context.memory_edit import add_memory_line, memory_note, memory_path
+        from ..messages.constructors import meta_user_message
+
+        path = add_memory_line(text, memory_path(scope, self.options.cwd, self.home))
+        self.session.append(meta_user_message(memory_note(text, path)))
+        return path
+
+    def nested_memory_files(self) -> list[str]:
+        """Memory files of subfolders attached so far in this conversation."""
+        from ..context.kinds import AttachmentType
+        from ..context.scan import attachments_of
+
+        found = attachments_of(self.session.messages, AttachmentType.NESTED_MEMORY)
+        return [str(m.attachment.data.get("path")) for m in found]
+
+    def checkpoints(self) -> list[Checkpoint]:
+        """One checkpoint per prompt, oldest first: what Write/Edit/MultiEdit changed."""
+        if self._runtime is not None:
+            return self._runtime.checkpoints.checkpoints()
+        if self._resume is not None and self._resume.path is not None:
+            from ..checkpoints.session import store_for_transcript
+
+            return store_for_transcript(self._resume.path, self.session_id).checkpoints()
+        return []
+
+    async def rewind(self, to: int | str, mode: RewindMode | str = "both") -> RewindOutcome:
+        """Go back to before prompt `to` (its number or message uuid): restore the files
+        ("code"), the conversation ("conversation") or "both". Bash changes are not tracked.
+        Removed messages are voided in the transcript, so a resume sees the rewind too."""
+        from ..checkpoints import RewindMode, rewind, tombstones_for
+
+        runtime = await self._ensure_runtime()
+        outcome = rewind(runtime.checkpoints, self.session.messages, to, RewindMode(mode))
+        for stone in tombstones_for(outcome.removed):
+            self.session.append(stone)  # written to the transcript; drops its target
+        return outcome
 
     def queue(self, prompt: str) -> None:
         """Queue input while `stream()` runs: it reaches the model at the next tool-result

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..compact import CompactionPipeline
 from ..compact.autocompact import CompactionResult, Summarize
 from ..compact.tokens import last_usage_index
@@ -22,6 +23,8 @@ from ..messages.constructors import meta_user_message, user_message
 from ..messages.types import Message
 from ..providers.models import ModelInfo
 from ..session import Session, Transcript, new_session_id, session_path
+from ..skills.commands import skill_command_messages
+from ..skills.loader import SkillSet
 from ..tools.base import Tool
 from .options import AgentOptions
 
@@ -76,6 +79,8 @@ class Runtime:
     notices: list[str] = field(default_factory=list)
     exit_stack: AsyncExitStack = field(default_factory=AsyncExitStack)
     prompt_queue: PromptQueue = field(default_factory=PromptQueue)
+    skills: SkillSet = field(default_factory=lambda: SkillSet({}))
+    checkpoints: CheckpointStore = field(default_factory=lambda: CheckpointStore(None))
     _session_started: bool = False
 
     def notify(self, text: str) -> None:
@@ -100,6 +105,8 @@ class Runtime:
             transcript = Transcript(path, session_id, fsync=False)
             transcript.start(model=self.params.model, cwd=str(self.options.cwd))
         self.session.clear(session_id, transcript)
+        if self.options.persist:
+            self.checkpoints.switch(checkpoint_folder(path.parent / session_id))
         self.session_id = session_id
         return session_id
 
@@ -120,7 +127,8 @@ class Runtime:
         outcome = await self.hooks.user_prompt_submit(prompt)
         if outcome.blocked or outcome.stop_reason:
             return PreparedPrompt([], blocked=outcome.reason or outcome.stop_reason or "blocked")
-        new: list[Message] = [user_message(prompt)]
+        new: list[Message] = [user_message(prompt), *skill_command_messages(prompt, self.skills)]
+        self.checkpoints.begin(new[0].uuid, prompt)  # files Write/Edit change from here on
         if outcome.additional_context:
             new.append(meta_user_message(outcome.additional_context))
         context = self.attachment_context(messages)
@@ -149,6 +157,7 @@ class Runtime:
             warning_threshold=self.compactor.thresholds.warning,
             mcp_resource_resolver=self._read_resource if mcp is not None else None,
             queued_commands=queued,
+            skills=self.skills.listing(),
         )
 
     async def _read_resource(self, server: str, uri: str) -> str:

@@ -12,7 +12,7 @@ from ..errors import ConfigError
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
-SUBCOMMANDS = ("sessions", "trust")
+SUBCOMMANDS = ("sessions", "trust", "rewind")
 
 _EPILOG = """\
 subcommands:
@@ -145,6 +145,8 @@ def parse_args(argv: list[str]) -> CliOptions | None:
 
 def _subcommand(argv: list[str]) -> CliOptions:
     command, rest = argv[0], argv[1:]
+    if command == "rewind":
+        return _rewind_subcommand(rest)
     p = _Parser(prog=f"queryloop {command}")
     p.add_argument("--cwd", type=Path)
     p.add_argument("--verbose", action="store_true")
@@ -154,6 +156,25 @@ def _subcommand(argv: list[str]) -> CliOptions:
     cwd = _resolve_cwd(ns.cwd)
     args = (str(ns.path),) if command == "trust" and ns.path is not None else ()
     return CliOptions(cwd=cwd, verbose=ns.verbose, command=command, command_args=args)
+
+
+def _rewind_subcommand(rest: list[str]) -> CliOptions:
+    """`queryloop rewind [N] [--code|--conversation] [--session ID] [--cwd PATH]`: the
+    arguments other than --cwd/--verbose are checked by `cli.rewind`."""
+    cwd: Path | None = None
+    verbose = False
+    args: list[str] = []
+    items = list(rest)
+    while items:
+        item = items.pop(0)
+        if item == "--cwd" and items:
+            cwd = Path(items.pop(0))
+        elif item == "--verbose":
+            verbose = True
+        else:
+            args.append(item)
+    return CliOptions(cwd=_resolve_cwd(cwd), verbose=verbose, command="rewind",
+                      command_args=tuple(args))  # fmt: skip
 
 
 def _to_options(ns: argparse.Namespace) -> CliOptions:

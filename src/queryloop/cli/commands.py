@@ -169,6 +169,18 @@ async def _model(repl: Repl, arg: str) -> bool:
     return True
 
 
+async def _rewind(repl: Repl, arg: str) -> bool:
+    from .rewind import rewind_command
+
+    return await rewind_command(repl, arg)
+
+
+async def _memory(repl: Repl, arg: str) -> bool:
+    from .memory_cmd import memory_command
+
+    return await memory_command(repl, arg)
+
+
 async def _exit(_: Any, __: str) -> bool:
     return False
 
@@ -183,6 +195,8 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("cost", "tokens, cache hits and cost of this session", _cost),
         SlashCommand("context", "context window use by category", _context),
         SlashCommand("model", "show or switch the model: /model NAME", _model),
+        SlashCommand("rewind", "restore code or conversation to before a prompt", _rewind),
+        SlashCommand("memory", "memory files; /memory project|user TEXT adds a line", _memory),
         SlashCommand("exit", "leave (also /quit, Ctrl-D)", _exit),
     )
 }

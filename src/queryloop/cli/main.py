@@ -52,6 +52,10 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
         from .commands import print_sessions
 
         return print_sessions(options.cwd, stdout)
+    if options.command == "rewind":
+        from .rewind import print_rewind
+
+        return print_rewind(options.cwd, options.command_args, stdout)
     if options.command == "trust":
         from .commands import trust_folder
 

@@ -181,8 +181,15 @@ class Repl:
         text = line.strip()
         if not text:
             return True
+        if text.startswith("#"):
+            from .memory_cmd import memory_shortcut
+
+            return await memory_shortcut(self, text.lstrip("#").strip())
         if text.startswith("/"):
             command, name, arg = parse_slash(text)
+            if command is None and name in self.agent.skills:
+                await self.run_turn(text)  # /<skill-name> [args]: the skill's instructions
+                return True
             if command is None:
                 self.console.print(f"[red]Unknown command /{name}[/] [dim](try /help)[/]")
                 return True

@@ -55,6 +55,8 @@ class AttachmentContext:
     """Server name -> instructions of the connected MCP servers that provide some."""
     agent_types: Mapping[str, str] = field(default_factory=dict)
     """Sub-agent type -> one-line description, for the agent-listing delta."""
+    skills: Mapping[str, str] = field(default_factory=dict)
+    """Skill name -> description, for the skill-listing delta."""
     queued_commands: Sequence[str] = ()
     """Prompts the user typed while the model was working, to show it now."""
     used_tokens: int | None = None
@@ -119,6 +121,7 @@ async def get_attachments(
         maybe("deferred_tools_delta", lambda: deltas.deferred_tools_delta(ctx, messages), t),
         maybe("mcp_instructions_delta", lambda: deltas.mcp_instructions_delta(ctx, messages), t),
         maybe("agent_listing_delta", lambda: deltas.agent_listing_delta(ctx, messages), t),
+        maybe("skill_listing_delta", lambda: deltas.skill_listing_delta(ctx, messages), t),
     ]
     main_only: list[Awaitable[list[Attachment]]] = []
     if ctx.is_main_thread:

@@ -97,6 +97,26 @@ async def agent_listing_delta(
     return [Attachment(kind, data)]
 
 
+async def skill_listing_delta(
+    ctx: AttachmentContext, messages: Sequence[Message]
+) -> list[Attachment]:
+    """Skills added (name and description) or removed since last told. Only the listing:
+    a skill's instructions load when the model calls the Skill tool or the user types
+    `/<skill-name>` (`queryloop.skills`)."""
+    kind = AttachmentType.SKILL_LISTING_DELTA
+    announced = announced_names(messages, kind, "added_names", "removed_names")
+    added, removed = diff_names(announced, ctx.skills)
+    if not added and not removed:
+        return []
+    data: dict[str, Any] = {
+        "added_names": added,
+        "added_lines": [format_agent_line(name, ctx.skills) for name in added],
+        "removed_names": removed,
+        "is_initial": not announced,
+    }
+    return [Attachment(kind, data)]
+
+
 def format_agent_line(agent_type: str, agents: Mapping[str, str]) -> str:
     """`- type: description` (the description may be empty)."""
     description = agents.get(agent_type, "").strip()

@@ -19,5 +19,6 @@ class AttachmentType(StrEnum):
     DEFERRED_TOOLS_DELTA = "deferred_tools_delta"
     MCP_INSTRUCTIONS_DELTA = "mcp_instructions_delta"
     AGENT_LISTING_DELTA = "agent_listing_delta"
+    SKILL_LISTING_DELTA = "skill_listing_delta"
     CONTEXT_USAGE = "context_usage"
     DIAGNOSTICS = "diagnostics"

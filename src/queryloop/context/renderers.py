@@ -120,6 +120,26 @@ def render_agent_listing_delta(data: Mapping[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
+def render_skill_listing_delta(data: Mapping[str, Any]) -> str:
+    """Skills that became (un)available: names and descriptions only."""
+    parts: list[str] = []
+    if data.get("added_lines"):
+        lead = (
+            "The following skills are available"
+            if data.get("is_initial")
+            else ("New skills are available")
+        )
+        parts.append(
+            f"{lead} for use with the Skill tool (call it with the skill's name when a task "
+            "matches its description):\n" + "\n".join(data["added_lines"])
+        )
+    if data.get("removed_names"):
+        parts.append(
+            "The following skills are no longer available:\n" + "\n".join(data["removed_names"])
+        )
+    return "\n\n".join(parts)
+
+
 def render_context_usage(data: Mapping[str, Any]) -> str:
     """The conversation is close to the context window."""
     used = int(data.get("used_tokens", 0))
@@ -162,6 +182,7 @@ TEXT_RENDERERS: dict[str, TextRenderer] = {
     AttachmentType.DEFERRED_TOOLS_DELTA: render_deferred_tools_delta,
     AttachmentType.MCP_INSTRUCTIONS_DELTA: render_mcp_instructions_delta,
     AttachmentType.AGENT_LISTING_DELTA: render_agent_listing_delta,
+    AttachmentType.SKILL_LISTING_DELTA: render_skill_listing_delta,
     AttachmentType.CONTEXT_USAGE: render_context_usage,
     AttachmentType.DIAGNOSTICS: render_diagnostics,
     AttachmentType.MCP_RESOURCE: render_mcp_resource,

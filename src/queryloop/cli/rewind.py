@@ -1,0 +1,153 @@
+"""`/rewind` in the REPL and the headless `queryloop rewind` subcommand.
+
+    /rewind                      list the prompts, ask which one and what to restore
+    /rewind 3 code               restore the files to before prompt 3, keep the conversation
+    queryloop rewind             list the checkpoints of this folder's latest session
+    queryloop rewind 3 [--code | --conversation] [--session ID]
+
+Restoring the conversation removes that prompt and everything after it; in the REPL the
+prompt's text comes back into the input line to edit or resend. Changes made through Bash
+are not tracked: every place where the user chooses says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from ..checkpoints import Checkpoint, RewindMode
+    from .repl import Repl
+
+MODE_WORDS = {
+    "b": "both", "both": "both", "": "both",
+    "c": "code", "code": "code",
+    "o": "conversation", "conversation": "conversation", "conv": "conversation",
+}  # fmt: skip
+
+
+def checkpoint_lines(checkpoints: list[Checkpoint]) -> list[str]:
+    """One line per checkpoint: number, time, files changed, the prompt."""
+    lines: list[str] = []
+    for c in checkpoints:
+        when = c.timestamp[11:16] if len(c.timestamp) >= 16 else c.timestamp
+        files = len(c.files)
+        prompt = " ".join(c.prompt.split())[:70]
+        lines.append(f"{c.number:>3}  {when}  {files:>2} file(s)  {prompt}")
+    return lines
+
+
+def parse_mode(word: str) -> RewindMode | None:
+    """`b`/`both`, `c`/`code`, `o`/`conversation` (None for anything else)."""
+    from ..checkpoints import RewindMode
+
+    value = MODE_WORDS.get(word.strip().lower())
+    return RewindMode(value) if value else None
+
+
+async def rewind_command(repl: Repl, arg: str) -> bool:
+    """The /rewind slash command."""
+    from ..checkpoints import BASH_NOTE, RewindError
+
+    checkpoints = repl.agent.checkpoints()
+    if not checkpoints:
+        repl.console.print("[dim]No checkpoints yet: each prompt makes one.[/]")
+        return True
+    number, _, mode_word = arg.partition(" ")
+    if not number:
+        for line in checkpoint_lines(checkpoints):
+            repl.console.print(f"  {line}", markup=False, highlight=False)
+        number = await _ask(repl, "Rewind to before which prompt? (number, Enter cancels) > ")
+        if not number:
+            return True
+        repl.console.print(f"[yellow]{BASH_NOTE}[/]")
+        mode_word = await _ask(
+            repl, "Restore [b]oth code and conversation, [c]ode only, c[o]nversation only, "
+            "or [n]evermind? > ",
+        )  # fmt: skip
+        if mode_word.lower() in ("n", "no", "nevermind"):
+            return True
+    mode = parse_mode(mode_word)
+    if mode is None or not number.isdigit():
+        repl.console.print("[red]usage: /rewind [N [both|code|conversation]][/]")
+        return True
+    try:
+        outcome = await repl.agent.rewind(int(number), mode)
+    except RewindError as exc:
+        repl.console.print(f"[red]{exc}[/]")
+        return True
+    from ..checkpoints import describe
+
+    repl.console.print(f"[dim]Rewound: {describe(outcome)}[/] [yellow]{BASH_NOTE}[/]")
+    if mode.conversation:
+        repl.next_input = outcome.prompt
+        repl.console.print(f"[dim]The prompt is back in the input: {outcome.prompt}[/]",
+                           markup=True, highlight=False)  # fmt: skip
+    return True
+
+
+async def _ask(repl: Repl, question: str) -> str:
+    try:
+        return (await repl.read_line(question)).strip()
+    except (EOFError, KeyboardInterrupt):
+        return ""
+
+
+def print_rewind(cwd: Path, args: tuple[str, ...], out: TextIO) -> int:
+    """`queryloop rewind [N] [--code|--conversation] [--session ID]`."""
+    from ..checkpoints import BASH_NOTE, RewindError, describe, rewind_transcript
+    from ..session import find_session, latest_session
+    from .args import UsageError
+
+    options = _rewind_args(args)
+    session = options.get("session")
+    path = find_session(session, cwd) if session else latest_session(cwd)
+    if path is None:
+        raise UsageError(f"no session in {cwd} to rewind")
+    ref = int(options["number"]) if options.get("number") else None
+    try:
+        store, outcome = rewind_transcript(path, ref, parse_mode(options.get("mode", "both"))
+                                           or _both())  # fmt: skip
+    except RewindError as exc:
+        raise UsageError(str(exc)) from None
+    if outcome is None:
+        checkpoints = store.checkpoints()
+        out.write(f"checkpoints of session {path.stem}:\n" if checkpoints else
+                  f"no checkpoints in session {path.stem}\n")  # fmt: skip
+        for line in checkpoint_lines(checkpoints):
+            out.write(f"  {line}\n")
+        out.write(f"\nrewind with: queryloop rewind N [--code | --conversation]\n{BASH_NOTE}\n")
+        return ExitCode.OK
+    out.write(f"rewound session {path.stem}: {describe(outcome)}\n{BASH_NOTE}\n")
+    if outcome.mode.conversation:
+        out.write(f"the prompt was: {outcome.prompt}\ncontinue with: queryloop --resume "
+                  f"{path.stem}\n")  # fmt: skip
+    return ExitCode.OK
+
+
+def _both() -> Any:
+    from ..checkpoints import RewindMode
+
+    return RewindMode.BOTH
+
+
+def _rewind_args(args: tuple[str, ...]) -> dict[str, str]:
+    from .args import UsageError
+
+    options: dict[str, str] = {}
+    items = list(args)
+    while items:
+        item = items.pop(0)
+        if item in ("--code", "--conversation", "--both"):
+            options["mode"] = item[2:]
+        elif item == "--session":
+            if not items:
+                raise UsageError("--session needs a session id")
+            options["session"] = items.pop(0)
+        elif item.isdigit() and "number" not in options:
+            options["number"] = item
+        else:
+            raise UsageError(f"unexpected {item!r}: queryloop rewind [N] [--code|--conversation]")
+    return options
