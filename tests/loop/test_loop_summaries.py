@@ -201,3 +201,19 @@ def test_stream_json_emits_the_summary(tmp_path: Path) -> None:
     assert [s["message"]["summary"] for s in summaries] == ["Echoed one", "Echoed two"]
     result = lines[-1]
     assert result["type"] == "result" and result["num_turns"] == 3
+
+
+async def test_no_default_summaries_on_an_openai_compatible_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A local server often serves one request at a time: a summary would queue in front of
+    # the next main request, so there is none unless a summary model is named.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with MessagesServer(main_script()) as server:
+        agent = Agent("ollama:qwen2.5", base_url=server.base_url + "/v1", cwd=tmp_path,
+                      permission_mode="bypassPermissions", tool_use_summaries=True)  # fmt: skip
+        result = await agent.run("go")
+        await agent.aclose()
+        models = [r.body["model"] for r in server.recorded]
+    assert result.terminal is Terminal.COMPLETED
+    assert models == ["qwen2.5"] * 3

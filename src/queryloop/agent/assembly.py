@@ -113,7 +113,6 @@ async def assemble(
         tool_use_summarizer=_summarizer(
             options,
             session.metered(unmetered, RequestKind.SIDE, purpose=SUMMARY_PURPOSE),
-            model,
             tool_context,
         ),
     )
@@ -157,11 +156,13 @@ async def assemble(
 
 
 def _summarizer(
-    options: AgentOptions, provider: ModelProvider, model: str, tool_context: ToolContext
+    options: AgentOptions, provider: ModelProvider, tool_context: ToolContext
 ) -> ModelSummarizer | None:
     if not options.tool_use_summaries:
         return None
-    name = options.summary_model or default_summary_model(provider.name, model)
+    name = options.summary_model or default_summary_model(provider.name)
+    if name is None:
+        return None
     return ModelSummarizer(provider, name, abort=tool_context.abort)
 
 

@@ -74,4 +74,5 @@ class AgentOptions:
     the next model call (`ToolUseSummaryMessage`s; their cost is counted). The REPL turns
     this on; off by default headless and in the SDK (docs/loop.md)."""
     summary_model: str | None = None
-    """The model for tool-use summaries (default: Haiku on Anthropic, else the main model)."""
+    """The model for tool-use summaries (default: Haiku on Anthropic; on an OpenAI-compatible
+    server none, so no summaries, unless one is named here)."""

@@ -6,7 +6,7 @@ exist yet) are saved. Restoring checkpoint k puts every file changed at or after
 back as it was before prompt k (a file that did not exist is deleted).
 
 Stored beside the transcript, in `<session folder>/checkpoints/`: an append-only
-`index.jsonl` (one record per checkpoint and per saved file) and content-addressed `blobs/`
+`index.ndjson` (one record per checkpoint and per saved file) and content-addressed `blobs/`
 (identical snapshots are stored once). Bounded: at most `max_checkpoints` (100, like Claude
 Code) and `max_total_bytes` of blobs (oldest checkpoints go first); a file larger than
 `max_file_bytes` is recorded as not restorable instead of copied.
@@ -218,7 +218,7 @@ class CheckpointStore:
         if self.folder is None:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
-        with (self.folder / "index.jsonl").open("a", encoding="utf-8") as f:
+        with (self.folder / "index.ndjson").open("a", encoding="utf-8") as f:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
     def _load(self) -> None:
@@ -227,7 +227,7 @@ class CheckpointStore:
         self._loaded = True
         if self.folder is None:
             return
-        index = self.folder / "index.jsonl"
+        index = self.folder / "index.ndjson"
         if index.is_file():
             self._checkpoints = replay(_records(index.read_text(encoding="utf-8").splitlines()))
 

@@ -82,10 +82,11 @@ def summaries_wanted(default: bool, env: Mapping[str, str] | None = None) -> boo
     return default
 
 
-def default_summary_model(provider_name: str, main_model: str) -> str:
-    """The model table's Haiku on Anthropic; elsewhere (a local OpenAI-compatible server,
-    which may serve one model only) the main model."""
-    return DEFAULT_SUMMARY_MODEL if provider_name == "anthropic" else main_model
+def default_summary_model(provider_name: str) -> str | None:
+    """The model table's Haiku on Anthropic. Elsewhere none: a local OpenAI-compatible server
+    often serves one model, one request at a time, so a summary would queue in front of the
+    next main request (name one with `summary_model=` to have them anyway)."""
+    return DEFAULT_SUMMARY_MODEL if provider_name == "anthropic" else None
 
 
 class ModelSummarizer:
