@@ -206,10 +206,9 @@ class CheckpointStore:
                 (self._blobs() / snapshot.blob).unlink(missing_ok=True)
 
     def _blob_bytes(self) -> int:
-        folder = self._blobs()
-        if self.folder is None or not folder.is_dir():
-            return 0
-        return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+        """Bytes of the blobs the kept checkpoints use (from the index: no disk scan)."""
+        sizes = {f.blob: f.size for c in self._checkpoints for f in c.files if f.blob}
+        return sum(sizes.values())
 
     def _blobs(self) -> Path:
         return (self.folder or Path(".")) / "blobs"
