@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import tempfile
 import time
@@ -55,7 +56,7 @@ async def run_summaries(turns: int, delay: float, on: bool) -> tuple[float, floa
         await agent.aclose()
         main = [r.received_at for r in server.recorded if r.body["model"] != SUMMARY_MODEL]
         side = sum(1 for r in server.recorded if r.body["model"] == SUMMARY_MODEL)
-    gaps = sorted(b - a for a, b in zip(main, main[1:], strict=False))
+    gaps = sorted(b - a for a, b in itertools.pairwise(main))
     return wall, gaps[len(gaps) // 2] if gaps else 0.0, side
 
 
