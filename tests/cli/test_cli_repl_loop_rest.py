@@ -24,11 +24,15 @@ pytestmark = pytest.mark.slow
 
 @contextmanager
 def repl(
-    server: MessagesServer, tmp_path: Path, *args: str, summaries: bool = False
+    server: MessagesServer,
+    tmp_path: Path,
+    *args: str,
+    summaries: bool = False,
+    term: str = "dumb",
 ) -> Iterator[Any]:
-    """The real `queryloop` REPL on a dumb terminal (plain line input)."""
+    """The real `queryloop` REPL (a dumb terminal: plain line input; xterm: prompt_toolkit)."""
     env = cli_env(
-        server.base_url, tmp_path, TERM="dumb", COLUMNS="120", LINES="40",
+        server.base_url, tmp_path, TERM=term, COLUMNS="120", LINES="40",
         QUERYLOOP_TOOL_USE_SUMMARIES="1" if summaries else "0",
     )  # fmt: skip
     child = pexpect.spawn(
@@ -39,12 +43,17 @@ def repl(
     )  # fmt: skip
     try:
         child.expect("/help for commands")
-        child.expect(PROMPT)
+        child.expect(prompt_of(term))
         yield child
         child.sendline("/exit")
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
+
+
+def prompt_of(term: str) -> str:
+    """prompt_toolkit draws "> " as ">" plus cursor moves; the dumb reader prints it."""
+    return PROMPT if term == "dumb" else ">\x08"
 
 
 def split_models(main: list[Turn], summary: str = "Echoed the marker") -> Any:
@@ -101,13 +110,14 @@ def by_last_prompt(answers: dict[str, Turn]) -> Any:
     return answer
 
 
-def test_repl_queues_a_prompt_typed_during_tools(tmp_path: Path) -> None:
+@pytest.mark.parametrize("term", ["dumb", "xterm-256color"])
+def test_repl_queues_a_prompt_typed_during_tools(tmp_path: Path, term: str) -> None:
     answers = {
         "run the slow check": turn(text("Running."), tool_use("Bash", {"command": WAIT_FOR_GO})),
         "<tool_result>": turn(text("Done, and I checked the docs too.")),
     }
     with MessagesServer(by_last_prompt(answers)) as server:
-        with repl(server, tmp_path, "--permission-mode", "bypassPermissions") as child:
+        with repl(server, tmp_path, "--permission-mode", "bypassPermissions", term=term) as child:
             child.sendline("run the slow check")
             child.expect("Bash")
             child.sendline("also check the docs")
@@ -116,7 +126,7 @@ def test_repl_queues_a_prompt_typed_during_tools(tmp_path: Path) -> None:
             child.expect("released")
             child.expect("queued prompt sent to the model: also check the docs")
             child.expect("Done, and I checked the docs too.")
-            child.expect(PROMPT)
+            child.expect(prompt_of(term))
         bodies = server.requests
     assert len(bodies) == 2
     assert "while you were working:\\nalso check the docs" in json.dumps(bodies[1]["messages"])

@@ -73,11 +73,19 @@ class SlashCommand:
 async def _help(repl: Repl, _: str) -> bool:
     for command in COMMANDS.values():
         repl.console.print(f"  [bold]/{command.name:<9}[/] {command.help}")
+    for name, description in getattr(repl.agent, "skills", {}).items():
+        repl.console.print(f"  [bold]/{name:<9}[/] [dim](skill)[/] {_escape(description[:70])}")
     repl.console.print(
         "  [dim]Esc+Enter or a trailing \\ for a new line · Ctrl-C interrupts · "
         "Ctrl-C twice (or Ctrl-D) exits[/]"
     )
     return True
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 
 async def _clear(repl: Repl, _: str) -> bool:
