@@ -157,8 +157,9 @@ class Repl:
             await self.ask_trust()
             await self.agent.start()
             self._banner()
-            if self.options.prompt:
-                await self.run_turn(self.options.prompt)
+            # The first prompt goes the way of a typed line (type-ahead, /skills, # memory).
+            if self.options.prompt and not await self.handle_line(self.options.prompt):
+                return ExitCode.OK
             while True:
                 try:
                     line = await self.read_line("> ")
