@@ -93,3 +93,34 @@ def test_stream_json_records_are_json_ready() -> None:
     msgs = [user_message("q"), assistant_message("a1"), assistant_message("final")]
     assert final_text(msgs) == "final"
     assert final_text([assistant_message("old"), user_message("new q")]) == ""
+
+
+def test_subagent_progress_and_task_events_are_shown_and_stream_json_carries_tasks() -> None:
+    from queryloop.messages import ProgressMessage
+    from queryloop.tasks import TaskEvent, TaskEventKind, TaskStatus, TaskType
+
+    console = Console(file=io.StringIO(), width=100, force_terminal=False)
+    renderer = Renderer(console)
+    data = {
+        "type": "agent_progress",
+        "agent_type": "general-purpose",
+        "text": "Looking at the parser",
+        "tool_uses": [{"name": "Grep", "input": {"pattern": "def parse"}}],
+    }
+    renderer.handle(MessageEvent(ProgressMessage(tool_use_id="t1", data=data)))
+    done = TaskEvent(
+        TaskEventKind.FINISHED,
+        "b1234567",
+        TaskType.SHELL,
+        "npm run build",
+        TaskStatus.COMPLETED,
+        "completed (exit code 0)",
+    )
+    renderer.handle(done)
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "general-purpose: Looking at the parser" in shown
+    assert "⏺ Grep(def parse)" in shown
+    assert "Background task b1234567 (npm run build) completed (exit code 0)" in shown
+    record = event_record(done, "s1")
+    assert record is not None and record["type"] == "task_finished"
+    assert record["task_id"] == "b1234567" and record["status"] == "completed"

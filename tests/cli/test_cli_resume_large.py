@@ -25,7 +25,9 @@ def test_resume_of_an_oversized_session_compacts_and_continues(tmp_path: Path) -
         for i in range(40):
             writer.append(user_message(f"question {i} " + "lorem ipsum dolor " * 120))
             writer.append(assistant_message(f"answer {i} " + "sit amet consectetur " * 120))
-    with MessagesServer(_model, context_window=20_000) as server:
+    # 24k: the window must hold the tool schemas (Agent, TaskOutput, TaskStop included) and
+    # the kept tail after compaction.
+    with MessagesServer(_model, context_window=24_000) as server:
         done = run_cli(
             server.base_url, tmp_path, "-p", "go on", "--continue", "--output-format", "json"
         )

@@ -259,6 +259,9 @@ def test_builtin_tools_are_fresh_and_named_like_claude_code() -> None:
         "MultiEdit",
         "Write",
         "TodoWrite",
+        "Agent",
+        "TaskOutput",
+        "TaskStop",
     ]
     assert all(a is not b for a, b in zip(first, second, strict=True))
     for t in first:
@@ -266,7 +269,7 @@ def test_builtin_tools_are_fresh_and_named_like_claude_code() -> None:
         assert schema["type"] == "object" and t.description
         assert all("title" not in p for p in schema["properties"].values())
     safe = {t.name for t in first if t.is_concurrency_safe(None)}
-    assert safe == {"Glob", "Grep", "LS", "Read"}
+    assert safe == {"Glob", "Grep", "LS", "Read", "Agent", "TaskOutput"}
 
 
 async def test_edit_keeps_crlf_line_endings(ctx: ToolContext, tmp_path: Path) -> None:

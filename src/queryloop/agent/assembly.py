@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..agents.wiring import install_subagents
 from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
@@ -147,6 +148,12 @@ async def assemble(
         **{**params.__dict__, "attachments": runtime.turn_attachments}
     )
     runtime.params = params_with_attachments
+    install_subagents(
+        runtime,
+        trusted=workspace.trusted,
+        agents=options.agents,
+        max_depth=options.max_subagent_depth,
+    )
     if resumed is not None:
         if transcript is not None:
             transcript.last_uuid = resumed.last_uuid

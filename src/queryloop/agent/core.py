@@ -30,6 +30,7 @@ from ..messages.constructors import text_of, tool_result_message, tool_uses_of
 from ..messages.types import AssistantMessage, Message, UserMessage
 from ..messages.usage import Usage
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
+from ..tasks import TaskManager
 from .assembly import assemble
 from .options import AgentOptions
 from .result import RunResult
@@ -146,6 +147,11 @@ class Agent:
     def notices(self) -> list[str]:
         """Notices for the user so far (see `AgentOptions.on_notice`)."""
         return list(self._runtime.notices) if self._runtime is not None else []
+
+    @property
+    def tasks(self) -> TaskManager | None:
+        """The session's background tasks (shells and agents), once it has started."""
+        return self._runtime.tasks if self._runtime is not None else None
 
     @property
     def model(self) -> str:

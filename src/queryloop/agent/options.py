@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..agents.definitions import AgentDefinition
+from ..agents.host import DEFAULT_MAX_DEPTH
 from ..hooks.types import StopHook
 from ..messages.types import Message
 from ..providers.base import ModelProvider
@@ -76,3 +78,8 @@ class AgentOptions:
     summary_model: str | None = None
     """The model for tool-use summaries (default: Haiku on Anthropic; on an OpenAI-compatible
     server none, so no summaries, unless one is named here)."""
+    agents: Sequence[AgentDefinition] = ()
+    """Subagent types besides the built-in general-purpose one and the agent files
+    (`.queryloop/agents/*.md`, `$QUERYLOOP_HOME/agents/*.md`); these win by name."""
+    max_subagent_depth: int = DEFAULT_MAX_DEPTH
+    """How deep subagents may nest (1: subagents cannot start subagents)."""

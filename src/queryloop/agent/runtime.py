@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..agents.wiring import interrupted_subagent_notes
 from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..compact import CompactionPipeline
 from ..compact.autocompact import CompactionResult, Summarize
@@ -29,6 +30,8 @@ from ..tools.base import Tool
 from .options import AgentOptions
 
 if TYPE_CHECKING:
+    from ..agents import AgentCatalog
+    from ..tasks import TaskManager
     from ..tools.mcp import McpManager
 
 
@@ -81,6 +84,10 @@ class Runtime:
     prompt_queue: PromptQueue = field(default_factory=PromptQueue)
     skills: SkillSet = field(default_factory=lambda: SkillSet({}))
     checkpoints: CheckpointStore = field(default_factory=lambda: CheckpointStore(None))
+    tasks: TaskManager | None = None
+    """Background tasks (queryloop.agents.wiring installs it)."""
+    agents: AgentCatalog | None = None
+    """The subagent types of this session (re-read at each prompt)."""
     _session_started: bool = False
 
     def notify(self, text: str) -> None:
@@ -119,6 +126,9 @@ class Runtime:
         self._session_started = True
         resumed = bool(self.session.messages)
         outcome = await self.hooks.session_start("resume" if resumed else "startup")
+        if resumed:  # after a crash: which subagents were cut off, and how to resume them
+            for note in interrupted_subagent_notes(self, self.session.messages):
+                self.session.append(note)
         if outcome.additional_context:
             self.session.append(meta_user_message(outcome.additional_context))
 
@@ -127,6 +137,8 @@ class Runtime:
         outcome = await self.hooks.user_prompt_submit(prompt)
         if outcome.blocked or outcome.stop_reason:
             return PreparedPrompt([], blocked=outcome.reason or outcome.stop_reason or "blocked")
+        if self.agents is not None:
+            self.agents.refresh()  # agent files added or removed since: the delta says so
         new: list[Message] = [user_message(prompt), *skill_command_messages(prompt, self.skills)]
         self.checkpoints.begin(new[0].uuid, prompt)  # files Write/Edit change from here on
         if outcome.additional_context:
@@ -146,7 +158,12 @@ class Runtime:
     ) -> AttachmentContext:
         """What the attachment providers read this turn."""
         mcp = self.mcp
+        tasks, agents = self.tasks, self.agents
         return AttachmentContext(
+            agent_types=(
+                agents.current.listing if agents and "Agent" in self.builder.tool_names else {}
+            ),
+            task_notifications=tasks.drain_notifications(None) if tasks else (),
             cwd=self.params.tool_context.cwd,
             tool_context=self.params.tool_context,
             tools=self.builder.tool_names,

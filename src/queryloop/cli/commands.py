@@ -189,6 +189,24 @@ async def _memory(repl: Repl, arg: str) -> bool:
     return await memory_command(repl, arg)
 
 
+async def _tasks(repl: Repl, arg: str) -> bool:
+    tasks = repl.agent.tasks
+    listed = tasks.all() if tasks is not None else []
+    if not listed:
+        repl.console.print("[dim]No background tasks in this session.[/]")
+        return True
+    if arg.startswith("stop "):
+        await tasks.stop(arg.removeprefix("stop ").strip())
+    for task in listed:
+        repl.console.print(
+            f"  {task.id:<18} {task.type.value:<11} {task.status.value:<9} {task.description[:60]}",
+            markup=False,
+            highlight=False,
+        )
+    repl.console.print("[dim]/tasks stop ID stops one; the model reads them with TaskOutput.[/]")
+    return True
+
+
 async def _exit(_: Any, __: str) -> bool:
     return False
 
@@ -205,10 +223,11 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("model", "show or switch the model: /model NAME", _model),
         SlashCommand("rewind", "restore code or conversation to before a prompt", _rewind),
         SlashCommand("memory", "memory files; /memory project|user TEXT adds a line", _memory),
+        SlashCommand("tasks", "background tasks (also /bashes): /tasks stop ID", _tasks),
         SlashCommand("exit", "leave (also /quit, Ctrl-D)", _exit),
     )
 }
-ALIASES = {"quit": "exit", "q": "exit", "?": "help"}
+ALIASES = {"quit": "exit", "q": "exit", "?": "help", "bashes": "tasks"}
 
 
 def parse_slash(line: str) -> tuple[SlashCommand | None, str, str]:

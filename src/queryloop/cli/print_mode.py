@@ -32,6 +32,7 @@ from ..messages.constructors import text_of
 from ..messages.serialization import message_to_dict
 from ..messages.types import AssistantMessage, Message, UserMessage
 from ..messages.usage import Usage
+from ..tasks.events import TaskEvent
 from .exit_codes import ExitCode, exit_code_for
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -90,6 +91,11 @@ def event_record(event: LoopEvent, session_id: str) -> dict[str, Any] | None:
     if isinstance(event, TransitionEvent):
         return {"type": "transition", "session_id": session_id, "reason": event.reason.value,
                 "turn": event.turn}  # fmt: skip
+    if isinstance(event, TaskEvent):  # task_started / task_progress / task_finished
+        return {"type": event.kind.value, "session_id": session_id, "task_id": event.task_id,
+                "task_type": event.task_type.value, "description": event.description,
+                "status": event.status.value, "detail": event.detail,
+                "tool_use_id": event.tool_use_id}  # fmt: skip
     return None
 
 

@@ -18,6 +18,7 @@ from ..messages.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from ..messages.types import (
     AssistantMessage,
     AttachmentMessage,
+    ProgressMessage,
     SystemMessage,
     SystemSubtype,
     ToolUseSummaryMessage,
@@ -25,6 +26,7 @@ from ..messages.types import (
 )
 from ..messages.usage import Usage
 from ..providers.base import BlockComplete, BlockStart, TextDelta
+from ..tasks.events import TaskEvent, TaskEventKind
 
 RESULT_LINES = 4
 _INPUT_KEYS = ("command", "file_path", "pattern", "path", "url", "query", "description")
@@ -120,6 +122,8 @@ class Renderer:
             self._message(event.message)
         elif isinstance(event, TransitionEvent):
             self.end_text()
+        elif isinstance(event, TaskEvent):
+            self.task_event(event)
         elif isinstance(event, TerminalEvent):
             self.pause()
             self._terminal(event)
@@ -165,6 +169,8 @@ class Renderer:
         elif isinstance(message, AttachmentMessage) and message.attachment.type == "queued_command":
             prompt = str(message.attachment.data.get("prompt", ""))
             self.notice(f"↳ queued prompt sent to the model: {prompt}")
+        elif isinstance(message, ProgressMessage) and message.data.get("type") == "agent_progress":
+            self.agent_progress(message.data)
 
     def _system(self, message: SystemMessage) -> None:
         if message.subtype == SystemSubtype.COMPACT_BOUNDARY:
@@ -222,6 +228,30 @@ class Renderer:
         what = f"{calls} tool call{'s' if calls != 1 else ''}: {', '.join(names)}"
         self.pause()
         self.console.print(f"[green]✻[/] {_escape(message.summary)} [dim]({what})[/]")
+
+    def agent_progress(self, data: Mapping[str, Any]) -> None:
+        """A subagent's step, live under its Agent call: `  ⎿ type: text` / `⏺ Tool(input)`."""
+        self.pause()
+        who = _escape(str(data.get("agent_type", "agent")))
+        text = " ".join(str(data.get("text") or "").split())
+        if text:
+            self.console.print(f"    [dim]⎿ {who}: {_escape(text[:160])}[/]", highlight=False)
+        for call in data.get("tool_uses") or []:
+            name = str(call.get("name", ""))
+            shown = _escape(short_input(name, call.get("input") or {}, 50))
+            self.console.print(f"    [dim]⎿ {who} ⏺ {_escape(name)}({shown})[/]", highlight=False)
+        self.resume_spinner()
+
+    def task_event(self, event: TaskEvent) -> None:
+        """A background task started or finished (progress is not printed)."""
+        if event.kind is TaskEventKind.PROGRESS:
+            return
+        what = f"{event.task_id} ({_escape(event.description[:60])})"
+        if event.kind is TaskEventKind.STARTED:
+            self.notice(f"Background task {what} started · /tasks lists them")
+        else:
+            style = "green" if event.status.value == "completed" else "yellow"
+            self.notice(f"Background task {what} {event.detail or event.status.value}", style)
 
     def notice(self, text: str, style: str = "dim") -> None:
         """A short line of information."""

@@ -1,9 +1,10 @@
 """Channel three: attachments, the per-turn context, collected in three phases.
 
-    1. from the user's input, first and on their own: @-mentioned files and folders, MCP
-       resources. Their paths trigger phase two's nested-memory lookup.
-    2. thread-safe providers, concurrently (sub-agents get these too): queued commands, date
-       change, changed files, nested memory, todo reminder, the three delta attachments.
+    1. main thread only, from the user's input, first and on their own: @-mentioned files
+       and folders, MCP resources. Their paths trigger phase two's nested-memory lookup.
+    2. thread-safe providers, concurrently (sub-agents get these too): queued commands,
+       finished background tasks (task notifications), date change, changed files, nested
+       memory, todo reminder, the three delta attachments.
     3. main-thread-only providers, concurrently with phase two: context-usage warning,
        diagnostics.
 
@@ -21,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from ..messages.types import Attachment, AttachmentMessage, Message
 from ..tools.base import ToolContext
@@ -59,6 +61,9 @@ class AttachmentContext:
     """Skill name -> description, for the skill-listing delta."""
     queued_commands: Sequence[str] = ()
     """Prompts the user typed while the model was working, to show it now."""
+    task_notifications: Sequence[Mapping[str, Any]] = ()
+    """Background tasks of this thread that finished since the model was last told
+    (`queryloop.tasks.BackgroundTask.notification()` dicts)."""
     used_tokens: int | None = None
     """The context size of the next request (last usage + estimate), if known."""
     context_window: int | None = None
@@ -104,7 +109,7 @@ async def get_attachments(
     """Every attachment for this turn, in phase order (user input, thread-safe, main-thread)."""
     t = ctx.provider_timeout
     user_input: list[Awaitable[list[Attachment]]] = []
-    if input:
+    if input and ctx.is_main_thread:  # phase one is the main thread's (seeds 16.3)
         user_input = [
             maybe("at_mentioned_files", lambda: mentions.at_mentioned_files(input, ctx), t),
             maybe("mcp_resources", lambda: mentions.mcp_resources(input, ctx), t),
@@ -114,6 +119,7 @@ async def get_attachments(
 
     thread_safe = [
         maybe("queued_commands", lambda: reminders.queued_commands(ctx), t),
+        maybe("task_notifications", lambda: reminders.task_notifications(ctx), t),
         maybe("date_change", lambda: reminders.date_change(ctx, messages), t),
         maybe("edited_files", lambda: files.edited_files(ctx, messages), t),
         maybe("nested_memory", lambda: files.nested_memory(ctx, messages, triggers), t),

@@ -12,6 +12,7 @@ class AttachmentType(StrEnum):
     DIRECTORY = "directory"
     MCP_RESOURCE = "mcp_resource"
     QUEUED_COMMAND = "queued_command"
+    TASK_NOTIFICATION = "task_notification"
     DATE_CHANGE = "date_change"
     EDITED_FILE = "edited_file"
     NESTED_MEMORY = "nested_memory"

@@ -27,6 +27,28 @@ def render_queued_command(data: Mapping[str, Any]) -> str:
     )
 
 
+def render_task_notification(data: Mapping[str, Any]) -> str:
+    """A background task finished (Claude Code's `<task-notification>` shape)."""
+    kind = "Background agent" if data.get("task_type") == "local_agent" else "Background command"
+    lines = [
+        "<task-notification>",
+        f"<task-id>{data.get('task_id', '')}</task-id>",
+        f"<output-file>{data.get('output_file', '')}</output-file>",
+        f"<status>{data.get('status', '')}</status>",
+        f'<summary>{kind} "{data.get("description", "")}" {data.get("summary", "")}</summary>',
+    ]
+    result = str(data.get("result") or "").strip()
+    if result:
+        lines.append(f"<result>\n{result}\n</result>")
+    lines.append("</task-notification>")
+    lines.append(
+        "Read the output file (or call TaskOutput) to retrieve the full output."
+        if not result
+        else "The agent's final report is above."
+    )
+    return "\n".join(lines)
+
+
 def render_date_change(data: Mapping[str, Any]) -> str:
     """The calendar moved on during the session."""
     return (
@@ -175,6 +197,7 @@ def render_mcp_resource(data: Mapping[str, Any]) -> str:
 
 TEXT_RENDERERS: dict[str, TextRenderer] = {
     AttachmentType.QUEUED_COMMAND: render_queued_command,
+    AttachmentType.TASK_NOTIFICATION: render_task_notification,
     AttachmentType.DATE_CHANGE: render_date_change,
     AttachmentType.EDITED_FILE: render_edited_file,
     AttachmentType.NESTED_MEMORY: render_nested_memory,

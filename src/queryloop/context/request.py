@@ -122,6 +122,11 @@ class RequestBuilder:
         self._tool_context = tool_context
 
     @property
+    def user_context(self) -> dict[str, str]:
+        """The per-session context (memory files...) the first message carries (a copy)."""
+        return dict(self._user_context)
+
+    @property
     def tool_names(self) -> list[str]:
         """Names of the tools sent with every request, in order."""
         return list(self._tool_names)

@@ -32,6 +32,7 @@ class HookEvent(StrEnum):
     POST_TOOL_USE = "PostToolUse"
     USER_PROMPT_SUBMIT = "UserPromptSubmit"
     STOP = "Stop"
+    SUBAGENT_START = "SubagentStart"
     SUBAGENT_STOP = "SubagentStop"
     SESSION_START = "SessionStart"
     PRE_COMPACT = "PreCompact"

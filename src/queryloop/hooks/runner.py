@@ -159,6 +159,11 @@ class HookRunner:
         fields = {"trigger": trigger, "custom_instructions": instructions}
         return _outcome(await self._run(HookEvent.PRE_COMPACT, trigger, fields))
 
+    async def subagent_start(self, agent_id: str, agent_type: str) -> HookOutcome:
+        """SubagentStart (matcher: the agent type): context for the subagent's first prompt."""
+        fields = {"agent_id": agent_id, "agent_type": agent_type}
+        return _outcome(await self._run(HookEvent.SUBAGENT_START, agent_type, fields))
+
     async def stop(
         self,
         messages: Sequence[Message] = (),
@@ -166,14 +171,20 @@ class HookRunner:
         stop_hook_active: bool = False,
         *,
         subagent: bool = False,
+        agent: Mapping[str, Any] | None = None,
     ) -> StopHookResult:
-        """Stop / SubagentStop: `block` makes the loop go on with the message; `prevent` ends it."""
+        """Stop / SubagentStop: `block` makes the loop go on with the message; `prevent` ends it.
+
+        For SubagentStop, `agent` adds `agent_id`, `agent_type` and `agent_transcript_path`
+        (the matcher selects by agent type)."""
         event = HookEvent.SUBAGENT_STOP if subagent else HookEvent.STOP
         fields = {
             "stop_hook_active": stop_hook_active,
             "last_assistant_message": last_assistant_text,
+            **(agent or {}),
         }
-        merged = await self._run(event, None, fields)
+        target = str(agent["agent_type"]) if agent and "agent_type" in agent else None
+        merged = await self._run(event, target, fields)
         stop = merged.stop()
         if stop is not None:
             return StopHookResult("prevent", stop)
@@ -182,12 +193,18 @@ class HookRunner:
             return StopHookResult("block", "\n".join(blocks))
         return StopHookResult("continue")
 
-    def as_stop_hook(self, *, subagent: bool = False) -> StopHook:
+    def as_stop_hook(
+        self, *, subagent: bool = False, agent: Mapping[str, Any] | None = None
+    ) -> StopHook:
         """This runner's Stop (or SubagentStop) hooks as the loop's `StopHook` callable."""
 
         async def hook(data: StopHookInput) -> StopHookResult | None:
             return await self.stop(
-                data.messages, data.last_assistant_text, data.stop_hook_active, subagent=subagent
+                data.messages,
+                data.last_assistant_text,
+                data.stop_hook_active,
+                subagent=subagent,
+                agent=agent,
             )
 
         return hook

@@ -103,4 +103,7 @@ class QueryParams:
     """Writes a one-line summary of each tool batch, beside the next model call (None: off)."""
     summary_grace_s: float = DEFAULT_GRACE_S
     """How long the end of a query waits for summaries still being written."""
+    task_events: Callable[[], Sequence[Any]] | None = None
+    """Background-task events since the last call (`TaskManager.drain_events`); the loop
+    yields them between its own events, so the stream carries them."""
     extra: Mapping[str, Any] = field(default_factory=dict)

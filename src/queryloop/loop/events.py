@@ -9,6 +9,7 @@ from typing import TypeAlias
 from ..messages.types import Message
 from ..messages.usage import Usage
 from ..providers.base import StreamEvent
+from ..tasks.events import TaskEvent
 from .reasons import Continue, Terminal
 
 
@@ -104,6 +105,8 @@ LoopEvent: TypeAlias = (
     | MessageEvent
     | CompactionEvent
     | TransitionEvent
+    | TaskEvent
     | TerminalEvent
     | SideUsage
 )
+"""`TaskEvent` (queryloop.tasks): a background task started, progressed or finished."""

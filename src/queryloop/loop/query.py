@@ -67,6 +67,8 @@ async def query_loop(params: QueryParams, messages: Sequence[Message]) -> AsyncI
     while True:
         iteration = _Iteration(params, state)
         async for event in iteration.run():
+            for task_event in params.task_events() if params.task_events else ():
+                yield task_event  # background tasks, between the loop's own events
             if isinstance(event, TerminalEvent) and iteration.pending:
                 aborted = params.tool_context.abort.aborted
                 grace = params.summary_grace_s

@@ -13,6 +13,7 @@ a tool can never crash the loop.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -25,6 +26,10 @@ from ..messages.blocks import DocumentBlock, ImageBlock, TextBlock
 from ..messages.types import Message
 
 DEFAULT_MAX_RESULT_CHARS = 100_000
+
+CURRENT_TOOL_USE_ID: ContextVar[str] = ContextVar("queryloop_tool_use_id", default="")
+"""The id of the tool_use a tool's `call()` is running for (set by the executor), so a tool
+that starts something lasting (a subagent, a background task) can link it to its call."""
 
 
 class ToolError(QueryloopError):

@@ -19,6 +19,7 @@ from ..messages.blocks import TextBlock, ToolUseBlock
 from ..messages.constructors import attachment_message, tool_result_message
 from ..messages.types import Message, ProgressMessage
 from .base import (
+    CURRENT_TOOL_USE_ID,
     PermissionChecker,
     PermissionDecision,
     Tool,
@@ -52,8 +53,12 @@ class _Rejected(Exception):
 
 
 def find_tool(tools: Sequence[Tool], name: str) -> Tool | None:
-    """The tool called `name`, or None."""
-    return next((t for t in tools if t.name == name), None)
+    """The tool called `name`, or None. A tool's `aliases` (older names models were trained
+    on, such as `Task` for `Agent`) find it too."""
+    found = next((t for t in tools if t.name == name), None)
+    if found is None:
+        found = next((t for t in tools if name in getattr(t, "aliases", ())), None)
+    return found
 
 
 def parse_input(tool: Tool, raw: Mapping[str, Any]) -> BaseModel:
@@ -88,6 +93,7 @@ async def run_tool_call(
             raise _Rejected(_unknown_tool_text(block.name, tools))
         parsed = await _prepare(tool, block, ctx, permission, hooks, out)
         result: ToolResult | None = None
+        CURRENT_TOOL_USE_ID.set(block.id)
         stream = tool.call(parsed, ctx)
         try:
             async for item in stream:

@@ -1,4 +1,5 @@
-"""Phase two, conversational: queued commands, a date change, a todo-list reminder."""
+"""Phase two, conversational: queued commands, finished background tasks, a date change,
+a todo-list reminder."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ async def queued_commands(ctx: AttachmentContext) -> list[Attachment]:
         for p in ctx.queued_commands
         if p.strip()
     ]
+
+
+async def task_notifications(ctx: AttachmentContext) -> list[Attachment]:
+    """A `task_notification` attachment per background task of this thread that finished."""
+    return [Attachment(AttachmentType.TASK_NOTIFICATION, dict(n)) for n in ctx.task_notifications]
 
 
 async def date_change(ctx: AttachmentContext, messages: Sequence[Message]) -> list[Attachment]:

@@ -2,12 +2,14 @@
 
 Read, Glob, Grep and LS are read-only and concurrency-safe. Bash is concurrency-safe (and
 read-only) only for a plain allowlisted read-only command; Write, Edit, MultiEdit and
-TodoWrite run alone.
+TodoWrite run alone. Agent (subagents) and TaskOutput are concurrency-safe; TaskStop runs
+alone.
 """
 
 from __future__ import annotations
 
 from ..base import Tool
+from .background import TaskOutputTool, TaskStopTool
 from .bash import BashTool, is_read_only_command
 from .edit import EditTool
 from .glob import GlobTool
@@ -15,6 +17,7 @@ from .grep import GrepTool
 from .ls import LSTool
 from .multi_edit import MultiEditTool
 from .read import ReadTool
+from .task import AgentTool
 from .todo_write import TodoWriteTool
 from .write import WriteTool
 
@@ -31,10 +34,14 @@ def builtin_tools() -> list[Tool]:
         MultiEditTool(),
         WriteTool(),
         TodoWriteTool(),
+        AgentTool(),
+        TaskOutputTool(),
+        TaskStopTool(),
     ]
 
 
 __all__ = [
+    "AgentTool",
     "BashTool",
     "EditTool",
     "GlobTool",
@@ -42,6 +49,8 @@ __all__ = [
     "LSTool",
     "MultiEditTool",
     "ReadTool",
+    "TaskOutputTool",
+    "TaskStopTool",
     "TodoWriteTool",
     "WriteTool",
     "builtin_tools",

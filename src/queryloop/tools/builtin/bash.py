@@ -15,6 +15,7 @@ from ..base import BaseTool, ToolContext, ToolProgress, ToolResult
 from ..output import truncate_text
 from ._common import StrictInput, field_of, is_inside_working_dirs
 from ._shell import ShellOutcome, run_shell
+from .background import start_in_background
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -42,7 +43,11 @@ DESCRIPTION = f"""Executes a bash command and returns its output (stdout, then s
 - Prefer the Read, Glob, Grep and LS tools over cat, find, grep and ls, and Edit over sed.
 - To run independent commands, call Bash several times in one response; to run dependent
   commands in sequence, chain them with `&&` in one call.
-- description: say in 5-10 words what the command does."""
+- description: say in 5-10 words what the command does.
+- run_in_background: set to true for a long-running command (a server, a watcher, a slow
+  build) whose result you do not need right away. The call returns at once with a task ID;
+  read its output with TaskOutput, stop it with TaskStop; you are notified when it finishes.
+  Do not use '&' for this."""
 
 
 class BashInput(StrictInput):
@@ -55,6 +60,11 @@ class BashInput(StrictInput):
     )
     description: str | None = Field(
         default=None, description="A clear, concise description of what this command does"
+    )
+    run_in_background: bool | None = Field(
+        default=None,
+        description="Set to true to run this command in the background. Use TaskOutput to "
+        "read the output later.",
     )
 
 
@@ -109,6 +119,9 @@ class BashTool(BaseTool[BashInput]):
         if not ctx.cwd.is_dir() and ctx.original_cwd is not None:
             note = f"The working directory {ctx.cwd} no longer exists; using {ctx.original_cwd}"
             ctx.cwd = ctx.original_cwd
+        if input.run_in_background:
+            yield await start_in_background(input.command, input.description, ctx, env, note)
+            return
         started_in = ctx.cwd
         outcome = await run_shell(input.command, ctx.cwd, env, timeout_ms / 1000)
         notes = [n for n in (note, _follow_cwd(ctx, outcome.final_cwd, started_in)) if n]

@@ -1,0 +1,287 @@
+"""Agent definitions: Claude Code's agent file format, where they are found, and the built-in.
+
+An agent file is Markdown with YAML front matter; the body is the subagent's system prompt::
+
+    ---
+    name: code-reviewer
+    description: Reviews a diff for bugs. Use after a change is made.
+    tools: Read, Grep, Glob          # or a YAML list; omitted = every tool of the parent
+    disallowedTools: Bash            # removed from the inherited or listed tools
+    model: haiku                     # sonnet | opus | haiku | inherit | a full model id
+    permissionMode: plan             # default | acceptEdits | plan | bypassPermissions
+    maxTurns: 10
+    background: false                # true: always run in the background
+    ---
+    You are a careful reviewer. ...
+
+Files are read from `$QUERYLOOP_HOME/agents/*.md` (user) and `.queryloop/agents/*.md`
+(project; only in a trusted folder, like the project's other settings). Later sources win by
+name: built-in < user < project < agents passed in Python (`Agent(..., agents=[...])`).
+Front matter fields Claude Code has and queryloop does not use yet (skills, mcpServers, hooks,
+memory, effort, isolation, color, initialPrompt) are kept in `extra` and named in a notice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+AGENTS_DIR = "agents"
+PROJECT_AGENTS_DIR = Path(".queryloop") / AGENTS_DIR
+GENERAL_PURPOSE = "general-purpose"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
+_TOOL_SPEC = re.compile(r"^([A-Za-z0-9_-]+)(?:\(.*\))?$")
+UNUSED_FIELDS = frozenset(
+    {"skills", "mcpServers", "hooks", "memory", "effort", "isolation", "color", "initialPrompt"}
+)
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+
+class AgentSource(StrEnum):
+    """Where a definition came from (later sources override earlier ones by name)."""
+
+    BUILT_IN = "built-in"
+    USER = "user"
+    PROJECT = "project"
+    SDK = "sdk"
+
+
+@dataclass(frozen=True)
+class AgentDefinition:
+    """One subagent type. `tools` None means every tool of the parent."""
+
+    name: str
+    description: str
+    prompt: str = ""
+    tools: tuple[str, ...] | None = None
+    disallowed_tools: tuple[str, ...] = ()
+    model: str | None = None
+    """None or "inherit": the parent's model; an alias (haiku, sonnet, opus) or a model id."""
+    permission_mode: str | None = None
+    """Asked-for mode; a subagent never gets more permission than its parent (the stricter
+    of the two applies)."""
+    max_turns: int | None = None
+    background: bool = False
+    source: AgentSource = AgentSource.SDK
+    path: Path | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ConfigError(
+                f"agent name {self.name!r} is not valid: use letters, digits, '-', '_', '.'"
+            )
+        if not self.description.strip():
+            raise ConfigError(f"agent {self.name!r} needs a description (when to use it)")
+        if self.permission_mode is not None and self.permission_mode not in MODES:
+            raise ConfigError(
+                f"agent {self.name!r}: permissionMode {self.permission_mode!r} is not supported; "
+                f"use one of {', '.join(MODES)}"
+            )
+        if self.max_turns is not None and self.max_turns < 1:
+            raise ConfigError(f"agent {self.name!r}: maxTurns must be at least 1")
+
+    def allows_tool(self, name: str, aliases: Iterable[str] = ()) -> bool:
+        """Whether a tool (by name or one of its aliases) is in this agent's tool set."""
+        names = {name, *aliases}
+        if names & set(self.disallowed_tools):
+            return False
+        return self.tools is None or "*" in self.tools or bool(names & set(self.tools))
+
+
+GENERAL_PURPOSE_AGENT = AgentDefinition(
+    name=GENERAL_PURPOSE,
+    description=(
+        "General-purpose agent for researching complex questions, searching for code, and "
+        "executing multi-step tasks. When you are searching for a keyword or file and are not "
+        "confident that you will find the right match in the first few tries, use this agent "
+        "to perform the search for you."
+    ),
+    prompt=(
+        "You are an agent working for a coding assistant. Given the user's task, use the tools "
+        "available to complete it fully, without gold-plating and without leaving it half "
+        "done. Search broadly when you do not know where something lives; read files before "
+        "you change them; prefer editing existing files to creating new ones.\n\n"
+        "When you are done, reply with a concise report of what you found or did: the "
+        "caller sees only your final message, not your tool calls, so include the file paths "
+        "and facts it needs."
+    ),
+    source=AgentSource.BUILT_IN,
+)
+
+
+def parse_agent_text(
+    text: str, *, source: AgentSource, path: Path | None = None
+) -> AgentDefinition:
+    """An `AgentDefinition` from an agent file's text; raises ConfigError saying what is wrong."""
+    import yaml  # PyYAML: YAML 1.1 as Claude Code's files are written; imported when used
+
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        raise ConfigError("no YAML front matter (the file must start with a line '---')")
+    try:
+        data = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"invalid YAML front matter: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError("the front matter must be a mapping of fields")
+    name = data.get("name") or (path.stem if path is not None else "")
+    return AgentDefinition(
+        name=str(name),
+        description=str(data.get("description") or ""),
+        prompt=text[match.end() :].strip(),
+        tools=_tool_list(data.get("tools"), "tools"),
+        disallowed_tools=_tool_list(data.get("disallowedTools"), "disallowedTools") or (),
+        model=_optional_str(data.get("model")),
+        permission_mode=_optional_str(data.get("permissionMode")),
+        max_turns=_optional_int(data.get("maxTurns")),
+        background=bool(data.get("background", False)),
+        source=source,
+        path=path,
+        extra={k: v for k, v in data.items() if k in UNUSED_FIELDS},
+    )
+
+
+def _tool_list(value: Any, field_name: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    items: list[Any] = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise ConfigError(f"{field_name} must be a comma-separated string or a list")
+    names: list[str] = []
+    for item in items:
+        spec = str(item).strip()
+        if not spec:
+            continue
+        found = _TOOL_SPEC.match(spec)
+        # `Agent(worker, reviewer)` narrows which agents it may spawn; the tool itself counts.
+        names.append(found.group(1) if found else spec)
+    return tuple(names)
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None or str(value).strip() == "" else str(value).strip()
+
+
+def _optional_int(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ConfigError(f"maxTurns must be a whole number, got {value!r}")
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise ConfigError(f"maxTurns must be a whole number, got {value!r}") from exc
+
+
+@dataclass(frozen=True)
+class LoadedAgents:
+    """The effective agent types and what the user should be told about the files."""
+
+    definitions: tuple[AgentDefinition, ...]
+    notices: tuple[str, ...] = ()
+
+    def get(self, name: str) -> AgentDefinition | None:
+        """The definition called `name` (exact), or None."""
+        return next((d for d in self.definitions if d.name == name), None)
+
+    @property
+    def listing(self) -> dict[str, str]:
+        """Agent type -> description, for the agent-listing delta attachment."""
+        return {d.name: " ".join(d.description.split()) for d in self.definitions}
+
+
+def read_agent_dir(folder: Path, source: AgentSource) -> tuple[list[AgentDefinition], list[str]]:
+    """Every `*.md` agent file in `folder` (sorted by name); broken files become notices."""
+    found: list[AgentDefinition] = []
+    problems: list[str] = []
+    if not folder.is_dir():
+        return found, problems
+    for path in sorted(folder.glob("*.md")):
+        try:
+            definition = parse_agent_text(
+                path.read_text(encoding="utf-8"), source=source, path=path
+            )
+        except (ConfigError, OSError, UnicodeDecodeError) as exc:
+            problems.append(f"agent file {path} skipped: {exc}")
+            continue
+        found.append(definition)
+        if definition.extra:
+            unused = ", ".join(sorted(definition.extra))
+            problems.append(f"agent file {path}: fields not supported yet and ignored: {unused}")
+    return found, problems
+
+
+def load_agents(
+    cwd: Path,
+    *,
+    user_home: Path,
+    trusted: bool,
+    extra: Sequence[AgentDefinition] = (),
+    include_builtin: bool = True,
+) -> LoadedAgents:
+    """Built-in, user, project (when `trusted`) and `extra` definitions, later ones winning."""
+    by_name: dict[str, AgentDefinition] = {}
+    notices: list[str] = []
+    if include_builtin:
+        by_name[GENERAL_PURPOSE] = GENERAL_PURPOSE_AGENT
+    user, problems = read_agent_dir(user_home / AGENTS_DIR, AgentSource.USER)
+    notices.extend(problems)
+    project_dir = cwd / PROJECT_AGENTS_DIR
+    project: list[AgentDefinition] = []
+    if trusted:
+        project, problems = read_agent_dir(project_dir, AgentSource.PROJECT)
+        notices.extend(problems)
+    elif project_dir.is_dir() and any(project_dir.glob("*.md")):
+        names = ", ".join(sorted(p.name for p in project_dir.glob("*.md")))
+        notices.append(
+            f"{cwd} is not a trusted folder, so its agent files were ignored ({project_dir}: "
+            f"{names}); run `queryloop trust` (or pass --trust) in this folder to use them"
+        )
+    for definition in [*user, *project, *extra]:
+        by_name[definition.name] = definition
+    return LoadedAgents(tuple(by_name.values()), tuple(notices))
+
+
+class AgentCatalog:
+    """A session's agent types, re-read when a prompt starts (`refresh`), so agent files
+    added or removed mid-session are announced by the agent-listing delta. Notices about a
+    file are given once."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        *,
+        user_home: Path,
+        trusted: bool,
+        extra: Sequence[AgentDefinition] = (),
+        on_notice: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.user_home = user_home
+        self.trusted = trusted
+        self.extra = tuple(extra)
+        self.on_notice = on_notice
+        self._told: set[str] = set()
+        self.current = LoadedAgents(())
+        self.refresh()
+
+    def refresh(self) -> LoadedAgents:
+        """Read the definitions again; new notices go to `on_notice`."""
+        loaded = load_agents(
+            self.cwd, user_home=self.user_home, trusted=self.trusted, extra=self.extra
+        )
+        for notice in loaded.notices:
+            if notice not in self._told:
+                self._told.add(notice)
+                if self.on_notice is not None:
+                    self.on_notice(notice)
+        self.current = loaded
+        return loaded

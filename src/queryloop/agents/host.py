@@ -1,0 +1,81 @@
+"""What a subagent inherits from the thread that starts it: `SubagentHost`.
+
+The session's runtime puts one host in `ToolContext.extras[HOST_KEY]`; the Agent tool reads
+it, and each subagent gets a derived host (one level deeper, its own tools) in its own
+context, so nesting is bounded by `max_depth`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..context.request import ToolSchemaCache
+from ..messages.usage import Usage
+from ..providers.base import ModelProvider
+from ..tools.base import PermissionChecker, Tool
+from .definitions import AgentCatalog, LoadedAgents
+
+if TYPE_CHECKING:
+    from ..hooks import HookRunner
+    from ..tasks import TaskManager
+
+HOST_KEY = "queryloop.subagents"
+"""`ToolContext.extras` key of the thread's `SubagentHost`."""
+DEFAULT_MAX_DEPTH = 2
+"""Main thread = depth 0; its subagents (depth 1) may start subagents (depth 2), which may not."""
+
+UsageRecorder = Callable[[Usage, str, str], float]
+"""(usage, model, agent_id) -> cost in USD: records a subagent response in the session."""
+
+
+@dataclass(frozen=True)
+class SubagentHost:
+    """The parent side of a subagent: model access, agent types, tools, rules, hooks, session."""
+
+    provider: ModelProvider
+    model: str
+    catalog: AgentCatalog
+    tools: tuple[Tool, ...]
+    """The starting thread's tools: a subagent's tools are a subset of these."""
+    permission: PermissionChecker | None = None
+    hooks: HookRunner | None = None
+    dynamic_suffix: str = ""
+    """The environment part of the system prompt (cwd, platform, git)."""
+    user_context: Mapping[str, str] = field(default_factory=dict)
+    """Memory files and the like (QUERYLOOP.md, AGENTS.md): subagents follow them too."""
+    session_id: str = ""
+    sidechain_dir: Path | None = None
+    """Where subagent transcripts go (`<session>/subagents/`); None: not persisted."""
+    record_usage: UsageRecorder | None = None
+    tasks: TaskManager | None = None
+    depth: int = 0
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_output_tokens: int = 8_192
+    max_output_tokens_ceiling: int = 64_000
+    thinking: Mapping[str, Any] | None = None
+    agent_id: str | None = None
+    """The agent id of the thread this host belongs to (None: the main thread)."""
+    deferred_names: frozenset[str] = frozenset()
+    """Tools the parent loads through ToolSearch: a subagent defers the same ones."""
+    schemas: ToolSchemaCache | None = None
+    """The session's serialized tool schemas: subagents reuse the same bytes instead of
+    rendering every schema again (that took ~0.1 s per subagent)."""
+
+    @property
+    def agents(self) -> LoadedAgents:
+        """The agent types as last read."""
+        return self.catalog.current
+
+    @property
+    def can_nest(self) -> bool:
+        """Whether a subagent started from here may itself start subagents."""
+        return self.depth + 1 < self.max_depth
+
+    def child(self, *, agent_id: str, tools: Sequence[Tool], permission: Any) -> SubagentHost:
+        """The host a subagent's own Agent calls see: one level deeper, its tools and rules."""
+        return replace(
+            self, tools=tuple(tools), permission=permission, depth=self.depth + 1, agent_id=agent_id
+        )

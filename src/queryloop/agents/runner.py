@@ -1,0 +1,421 @@
+"""Running one subagent: the same query loop over its own message array.
+
+A `SubagentRun` builds the child's pieces from its `SubagentHost` — system prompt (the agent
+definition's body and the environment), a subset of the parent's tools, a permission checker
+that is never looser than the parent's, the same hooks (PreToolUse / PostToolUse fire for its
+calls; SubagentStart before it starts, SubagentStop instead of Stop), phase-two attachments
+only, its own turn limit and abort signal (linked to the parent's) — and runs
+`queryloop.loop.query` to its terminal. Each message goes to the sidechain transcript as it
+is created and out as a progress item for the parent's UI; each response's usage and cost are
+recorded in the parent session. The outcome always says how it ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import secrets
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..abort import AbortSignal
+from ..context import AttachmentContext, RequestBuilder, build_system_prompt
+from ..context.attachments import get_attachment_messages
+from ..context.deferred import LOADED_DEFERRED_TOOLS_KEY, partition_tools
+from ..loop.deps import QueryParams
+from ..loop.events import MessageEvent, StreamDelta, TerminalEvent
+from ..loop.query import query
+from ..loop.reasons import Terminal
+from ..messages.constructors import meta_user_message, text_of, tool_uses_of, user_message
+from ..messages.types import AssistantMessage, Message, UserMessage
+from ..messages.usage import Usage
+from ..providers.base import MessageComplete
+from ..providers.models import ALIASES, cost_usd, get_model_info
+from ..session import LoadedSession, Transcript
+from ..tools.base import Tool, ToolContext
+from ..tools.builtin.background import AGENT_ID_KEY
+from .definitions import GENERAL_PURPOSE_AGENT, AgentDefinition
+from .host import HOST_KEY, SubagentHost
+from .sidechain import open_sidechain
+
+AGENT_TOOL_NAME = "Agent"
+PROGRESS_TYPE = "agent_progress"
+_STRICTNESS = ("plan", "default", "acceptEdits", "bypassPermissions")
+
+
+def new_agent_id() -> str:
+    """A fresh agent id (`a` and 16 hex digits, as Claude Code's look)."""
+    return "a" + secrets.token_hex(8)
+
+
+@dataclass(frozen=True)
+class SubagentOutcome:
+    """How a subagent ended. `text` is its final answer (or its last words when it failed)."""
+
+    agent_id: str
+    agent_type: str
+    text: str
+    terminal: Terminal | None
+    detail: str = ""
+    is_error: bool = False
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    responses: int = 0
+    tool_uses: int = 0
+    duration_s: float = 0.0
+    transcript_path: Path | None = None
+
+    def tool_result_text(self) -> str:
+        """What the parent model reads: the answer (never the transcript) and how to resume."""
+        tokens = self.usage.total_input_tokens + self.usage.output_tokens
+        footer = (
+            f"agentId: {self.agent_id} (to continue this agent's work, call Agent with "
+            f'resume: "{self.agent_id}")\n'
+            f"<usage>total_tokens: {tokens}\ntool_uses: {self.tool_uses}\n"
+            f"duration_ms: {round(self.duration_s * 1000)}</usage>"
+        )
+        if not self.is_error:
+            answer = self.text.strip() or "(The agent finished without a final message.)"
+            return f"{answer}\n\n{footer}"
+        last = self.text.strip() or "(none)"
+        return (
+            f"The {self.agent_type} agent did not finish: {self.detail}\n"
+            f"Its last message: {last}\n\n{footer}"
+        )
+
+
+def failure_detail(terminal: Terminal | None, detail: str, max_turns: int | None) -> str:
+    """Words for a subagent that did not complete."""
+    if terminal is Terminal.MAX_TURNS:
+        return f"it reached its turn limit ({max_turns} turns) before giving a final answer."
+    if terminal in (Terminal.ABORTED_STREAMING, Terminal.ABORTED_TOOLS):
+        return "it was interrupted."
+    reason = terminal.value if terminal is not None else "error"
+    return f"{reason}: {detail}" if detail else f"{reason}."
+
+
+def resolve_model(requested: str | None, host: SubagentHost) -> str:
+    """`inherit`/None → the parent's model; an alias → its id (Anthropic models only)."""
+    if not requested or requested == "inherit":
+        return host.model
+    if requested in ALIASES:
+        return (
+            ALIASES[requested] if getattr(host.provider, "name", "") == "anthropic" else host.model
+        )
+    return requested
+
+
+def child_tools(host: SubagentHost, definition: AgentDefinition) -> list[Tool]:
+    """The parent's tools this agent may use; the Agent tool only above the nesting limit."""
+    tools = [t for t in host.tools if definition.allows_tool(t.name, getattr(t, "aliases", ()))]
+    if not host.can_nest:
+        tools = [t for t in tools if t.name != AGENT_TOOL_NAME]
+    return tools
+
+
+def child_permission(parent: Any, definition: AgentDefinition) -> Any:
+    """A checker over the parent's rules (and session approvals), in the stricter mode of the
+    parent's and the definition's: a subagent never gets more permission than its parent."""
+    from ..permissions import PermissionChecker, parse_mode
+
+    if not isinstance(parent, PermissionChecker):
+        return parent
+    mode = parent.context.mode
+    if definition.permission_mode is not None:
+        wanted = parse_mode(definition.permission_mode)
+        mode = min(mode, wanted, key=lambda m: _STRICTNESS.index(m.value))
+    context = dataclasses.replace(parent.context, mode=mode)
+    return PermissionChecker(context, ask=parent.ask_handler, can_use_tool=parent.can_use_tool)
+
+
+def child_context(parent: ToolContext, abort: AbortSignal) -> ToolContext:
+    """The subagent's own tool state: same folders and env, its own cwd, reads and todos."""
+    extras = dict(parent.extras)
+    loaded = extras.get(LOADED_DEFERRED_TOOLS_KEY)
+    if isinstance(loaded, list):
+        extras[LOADED_DEFERRED_TOOLS_KEY] = list(loaded)
+    return ToolContext(
+        cwd=parent.cwd,
+        abort=abort,
+        additional_dirs=list(parent.additional_dirs),
+        read_files=dict(parent.read_files),
+        session_dir=parent.session_dir,
+        env=dict(parent.env),
+        extras=extras,
+        original_cwd=parent.original_cwd,
+    )
+
+
+def progress_item(run: SubagentRun, message: Message) -> dict[str, Any] | None:
+    """A compact progress record for the parent's UI (None for messages not worth showing)."""
+    base = {
+        "type": PROGRESS_TYPE,
+        "agent_id": run.agent_id,
+        "agent_type": run.definition.name,
+        "description": run.description,
+    }
+    if isinstance(message, AssistantMessage):
+        uses = tool_uses_of(message)
+        text = text_of(message).strip()
+        if not uses and not text:
+            return None
+        calls = [{"name": u.name, "input": dict(u.input)} for u in uses]
+        return {**base, "kind": "assistant", "text": text[:1000], "tool_uses": calls}
+    if isinstance(message, UserMessage) and not isinstance(message.content, str):
+        results = [b for b in message.content if b.type == "tool_result"]
+        if results:
+            errors = sum(1 for b in results if getattr(b, "is_error", False))
+            return {**base, "kind": "tool_results", "count": len(results), "errors": errors}
+    return None
+
+
+class SubagentRun:
+    """One subagent from its prompt to its outcome; iterate `run()` for progress items."""
+
+    def __init__(
+        self,
+        host: SubagentHost,
+        definition: AgentDefinition,
+        prompt: str,
+        *,
+        parent_ctx: ToolContext,
+        description: str = "",
+        tool_use_id: str = "",
+        model: str | None = None,
+        agent_id: str | None = None,
+        resumed: LoadedSession | None = None,
+        link_abort: bool = True,
+    ) -> None:
+        self.host = host
+        self.definition = definition or GENERAL_PURPOSE_AGENT
+        self.prompt = prompt
+        self.parent_ctx = parent_ctx
+        self.description = description
+        self.tool_use_id = tool_use_id
+        self.model = resolve_model(model or definition.model, host)
+        self.agent_id = agent_id or new_agent_id()
+        self.resumed = resumed
+        self.link_abort = link_abort
+        self.abort = AbortSignal()
+        self.outcome: SubagentOutcome | None = None
+        self.transcript: Transcript | None = None
+        self._usage = Usage()
+        self._cost = 0.0
+        self._responses = 0
+        self._tool_uses = 0
+
+    # ---- building the child ------------------------------------------------------------
+
+    def _params(self) -> QueryParams:
+        host, definition = self.host, self.definition
+        ctx = child_context(self.parent_ctx, self.abort)
+        tools = child_tools(host, definition)
+        permission = child_permission(host.permission, definition)
+        ctx.extras[HOST_KEY] = host.child(
+            agent_id=self.agent_id, tools=tools, permission=permission
+        )
+        ctx.extras[AGENT_ID_KEY] = self.agent_id
+        eager, deferred = partition_tools(tools, defer=lambda t: t.name in host.deferred_names)
+        self.builder = RequestBuilder(
+            model=self.model,
+            system=build_system_prompt(
+                attribution=None,
+                static_prefix=definition.prompt or GENERAL_PURPOSE_AGENT.prompt,
+                dynamic_suffix=host.dynamic_suffix,
+                append=None,
+            ),
+            tools=[host.schemas.schema(t) for t in eager] if host.schemas else eager,
+            user_context=host.user_context,
+            thinking=host.thinking,
+            deferred_tools=lambda: deferred,
+            tool_context=ctx,
+        )
+        self._deferred_names = [t.name for t in deferred]
+        self._nests = any(t.name == AGENT_TOOL_NAME for t in tools)
+        stop_hooks = []
+        if host.hooks is not None:
+            agent = {
+                "agent_id": self.agent_id,
+                "agent_type": definition.name,
+                "agent_transcript_path": str(self.transcript.path) if self.transcript else "",
+            }
+            stop_hooks.append(host.hooks.as_stop_hook(subagent=True, agent=agent))
+        return QueryParams(
+            provider=host.provider,
+            model=self.model,
+            request_builder=self.builder,
+            tool_context=ctx,
+            tools=tools,
+            max_output_tokens=host.max_output_tokens,
+            max_output_tokens_ceiling=host.max_output_tokens_ceiling,
+            permission=permission,
+            tool_hooks=host.hooks,
+            stop_hooks=stop_hooks,
+            attachments=self._turn_attachments,
+            max_turns=definition.max_turns,
+            session_id=host.session_id,
+        )
+
+    def _attachment_context(self, ctx: ToolContext) -> AttachmentContext:
+        tasks = self.host.tasks
+        return AttachmentContext(
+            cwd=ctx.cwd,
+            tool_context=ctx,
+            tools=self.builder.tool_names,
+            deferred_tools=self._deferred_names,
+            agent_types=self.host.agents.listing if self._nests else {},
+            task_notifications=tasks.drain_notifications(self.agent_id) if tasks else (),
+            is_main_thread=False,
+        )
+
+    async def _turn_attachments(self, messages: Sequence[Message], ctx: ToolContext) -> list[Any]:
+        return list(await get_attachment_messages(None, self._attachment_context(ctx), messages))
+
+    # ---- running -----------------------------------------------------------------------
+
+    async def run(self) -> AsyncIterator[dict[str, Any]]:
+        """Run to the end, yielding progress items; `outcome` is set when this returns
+        (also after a failure). Cancellation propagates, with the transcript kept."""
+        started = time.monotonic()
+        self.transcript = open_sidechain(
+            self.host.sidechain_dir, self.agent_id, self._meta(), resumed=self.resumed
+        )
+        watcher = self._watch_parent_abort()
+        terminal: TerminalEvent | None = None
+        messages: list[Message] = list(self.resumed.messages) if self.resumed else []
+        try:
+            params = self._params()
+            for message in await self._opening(params):
+                messages.append(message)
+                self._persist(message)
+            async for event in query(params, messages):
+                item = self._observe(event)
+                if isinstance(event, TerminalEvent):
+                    terminal = event
+                if item is not None:
+                    yield item
+            self.outcome = self._outcome(terminal, started)
+        except Exception as exc:  # the parent must always hear how it ended
+            self.outcome = self._outcome(None, started, error=exc, messages=messages)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+            if self.transcript is not None:
+                self.transcript.close()
+
+    async def _opening(self, params: QueryParams) -> list[Message]:
+        """The prompt, SubagentStart hooks' context, and phase-two attachments."""
+        new: list[Message] = [user_message(self.prompt)]
+        hooks = self.host.hooks
+        if hooks is not None and self.resumed is None:
+            outcome = await hooks.subagent_start(self.agent_id, self.definition.name)
+            if outcome.additional_context:
+                new.append(meta_user_message(outcome.additional_context))
+        context = self._attachment_context(params.tool_context)
+        earlier = list(self.resumed.messages) if self.resumed else []
+        new.extend(await get_attachment_messages(self.prompt, context, [*earlier, *new]))
+        return new
+
+    def _observe(self, event: Any) -> dict[str, Any] | None:
+        if isinstance(event, MessageEvent):
+            self._persist(event.message)
+            if isinstance(event.message, AssistantMessage):
+                self._tool_uses += len(tool_uses_of(event.message))
+            return progress_item(self, event.message)
+        if isinstance(event, StreamDelta) and isinstance(event.event, MessageComplete):
+            self._record_usage(event.event.response.usage, event.event.response.model)
+        return None
+
+    def _persist(self, message: Message) -> None:
+        if self.transcript is not None:
+            self.transcript.append(message)
+
+    def _record_usage(self, usage: Usage, model: str) -> None:
+        model = model or self.model
+        recorder = self.host.record_usage
+        cost = recorder(usage, model, self.agent_id) if recorder else _cost(usage, model)
+        self._usage = self._usage + usage
+        self._cost += cost
+        self._responses += 1
+        if self.transcript is not None:
+            self.transcript.append_usage(usage, cost_usd=cost, model=model)
+
+    def _outcome(
+        self,
+        terminal: TerminalEvent | None,
+        started: float,
+        *,
+        error: BaseException | None = None,
+        messages: Sequence[Message] = (),
+    ) -> SubagentOutcome:
+        reason = terminal.reason if terminal is not None else None
+        final = terminal.messages if terminal is not None else tuple(messages)
+        detail = terminal.detail if terminal is not None else f"{type(error).__name__}: {error}"
+        ok = reason is Terminal.COMPLETED
+        return SubagentOutcome(
+            agent_id=self.agent_id,
+            agent_type=self.definition.name,
+            text=_final_text(final),
+            terminal=reason,
+            detail=detail if ok else failure_detail(reason, detail, self.definition.max_turns),
+            is_error=not ok,
+            usage=self._usage,
+            cost_usd=self._cost,
+            responses=self._responses,
+            tool_uses=self._tool_uses,
+            duration_s=time.monotonic() - started,
+            transcript_path=self.transcript.path if self.transcript else None,
+        )
+
+    def _meta(self) -> dict[str, Any]:
+        return {
+            "agent_id": self.agent_id,
+            "agent_type": self.definition.name,
+            "parent_session_id": self.host.session_id,
+            "parent_agent_id": self.host.agent_id,
+            "parent_tool_use_id": self.tool_use_id,
+            "depth": self.host.depth + 1,
+            "description": self.description,
+            "model": self.model,
+        }
+
+    def _watch_parent_abort(self) -> asyncio.Task[None] | None:
+        if not self.link_abort:
+            return None
+        parent = self.parent_ctx.abort
+
+        async def watch() -> None:
+            await parent.wait()
+            self.abort.abort(parent.reason or "parent")
+
+        return asyncio.get_running_loop().create_task(watch())
+
+
+def _final_text(messages: Sequence[Message]) -> str:
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            text = text_of(message)
+            if text.strip():
+                return text
+        if (
+            isinstance(message, UserMessage)
+            and not message.is_meta
+            and isinstance(message.content, str)
+        ):
+            break
+    return ""
+
+
+def _cost(usage: Usage, model: str) -> float:
+    return cost_usd(usage, model) if get_model_info(model).known else 0.0
+
+
+async def cancel_quietly(task: asyncio.Task[Any]) -> None:
+    """Cancel a task and wait for it, ignoring its cancellation."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
