@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from subagent_support import by_thread, make_agent, result_text, system_text, tool_results
 
-from queryloop.loop import Terminal
+from queryloop.loop import MessageEvent, Terminal
 from queryloop.messages import ProgressMessage
 from queryloop.session import load_transcript
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
@@ -61,7 +61,13 @@ async def test_two_subagents_in_one_message_run_in_parallel_and_answer_the_paren
     # The parent never sees the subagents' transcripts: one request per child, none with the
     # child's messages in the parent's history.
     assert "CHILD-A: work" not in str(server.requests[-1]["messages"][-1])
-    progress = [m for m in result_messages if isinstance(m, ProgressMessage)]
+    # Progress reaches the event stream (and the transcript), never the array or the API.
+    progress = [
+        e.message
+        for e in events
+        if isinstance(e, MessageEvent) and isinstance(e.message, ProgressMessage)
+    ]
+    assert not any(isinstance(m, ProgressMessage) for m in result_messages)
     assert {p.data["agent_type"] for p in progress} == {"general-purpose"}
     assert len({p.parent_tool_use_id for p in progress}) == 2
     assert [v for v in server.violations if v] == []
@@ -71,7 +77,6 @@ async def test_two_subagents_in_one_message_run_in_parallel_and_answer_the_paren
     assert loaded.metadata["sidechain"] is True
     assert loaded.metadata["parent_tool_use_id"] in {p.parent_tool_use_id for p in progress}
     assert any(m.type == "assistant" for m in loaded.messages)
-    assert any(type(e).__name__ == "MessageEvent" for e in events)
 
 
 async def test_subagent_usage_and_cost_roll_up_into_the_parent(tmp_path: Path, home: Path) -> None:
