@@ -30,3 +30,34 @@ def test_the_stricter_mode_applies(parent: str, asked: str | None, expected: str
     assert child.context.rules is checker.context.rules  # the same deny and allow rules
     # "Always" answers given inside the subagent are the session's, both ways.
     assert child.context.session_allow is checker.context.session_allow
+
+
+async def test_parallel_subagents_ask_the_person_one_question_at_a_time() -> None:
+    import asyncio
+    from pathlib import Path
+
+    from queryloop.agents.wiring import serialize_asks
+    from queryloop.tools.base import ToolContext
+    from queryloop.tools.builtin import BashTool
+
+    open_questions = 0
+    most = 0
+
+    async def ask(request: object) -> bool:
+        nonlocal open_questions, most
+        open_questions += 1
+        most = max(most, open_questions)
+        await asyncio.sleep(0.01)
+        open_questions -= 1
+        return True
+
+    parent = PermissionChecker(PermissionContext(), ask=ask)
+    serialize_asks(parent)
+    definition = AgentDefinition(name="x", description="d")
+    children = [child_permission(parent, definition) for _ in range(3)]
+    ctx = ToolContext(cwd=Path.cwd())
+    decisions = await asyncio.gather(
+        *(c.check(BashTool(), {"command": "touch x"}, ctx) for c in [parent, *children])
+    )
+    assert all(d.behavior == "allow" for d in decisions)
+    assert most == 1

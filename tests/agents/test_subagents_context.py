@@ -175,10 +175,11 @@ async def test_aborting_the_parent_aborts_its_subagents(tmp_path: Path, home: Pa
         for b in m.content  # type: ignore[union-attr]
         if b.type == "tool_use"
     ]
-    # Every call in the array is answered (a call whose block completed just before the abort
-    # may be answered without being in the cut-off assistant message: normalization drops that).
-    assert calls and set(calls) <= {b.tool_use_id for b in answered}  # type: ignore[union-attr]
-    assert all(b.is_error for b in answered)  # type: ignore[union-attr]
+    # Every call in the array is answered, and every started subagent was interrupted. (A call
+    # whose block completed just before the abort may be answered without being in the cut-off
+    # assistant message; normalization drops such a result. That is the loop's, not ours.)
+    assert set(calls) <= {b.tool_use_id for b in answered}  # type: ignore[union-attr]
+    assert answered and all(b.is_error for b in answered)  # type: ignore[union-attr]
 
 
 async def test_a_background_subagent_reports_when_done(tmp_path: Path, home: Path) -> None:

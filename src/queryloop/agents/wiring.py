@@ -8,6 +8,7 @@ still running when the session closes (saying which).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ from .sidechain import SUBAGENTS_DIR, find_sidechains
 
 if TYPE_CHECKING:
     from ..agent.runtime import Runtime
+    from ..permissions.checker import PermissionRequest, PermissionResult
 
 SUBAGENT_PURPOSE = "subagent"
 
@@ -68,10 +70,28 @@ def install_subagents(
         schemas=runtime.builder.schemas,
         deferred_names=frozenset(t.name for t in runtime.deferred_tools),
     )
+    serialize_asks(params.permission)
     runtime.tasks = tasks
     runtime.agents = catalog
     runtime.params = dataclasses.replace(params, task_events=tasks.drain_events)
     runtime.exit_stack.push_async_callback(stop_tasks_at_exit, runtime, tasks)
+
+
+def serialize_asks(permission: object) -> None:
+    """One question at a time: parallel subagents (and the parent's parallel calls) share the
+    session's ask handler (the REPL prompt), which must not be asked twice at once."""
+    from ..permissions import PermissionChecker
+
+    if not isinstance(permission, PermissionChecker) or permission.ask_handler is None:
+        return
+    inner = permission.ask_handler
+    lock = asyncio.Lock()
+
+    async def ask(request: PermissionRequest) -> PermissionResult | bool:
+        async with lock:
+            return await inner(request)
+
+    permission.ask_handler = ask
 
 
 def _sidechain_dir(session_dir: Path | None) -> Path | None:
