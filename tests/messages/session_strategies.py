@@ -5,14 +5,14 @@ query loop and the session loader produce when things go wrong, all mixed togeth
 thinking blocks signed, unsigned or missing, interrupted tool calls with synthetic results,
 dropped empty responses followed by a new prompt, responses split over several messages,
 messages present twice (a transcript replayed), and compaction boundaries after which the
-latest rounds are kept verbatim (the same messages, so the same tool ids). Every text is
-unique, so "no content twice" can be checked on the output.
+latest rounds are copied verbatim (fresh uuids, the same tool ids). Every text is unique,
+so "no content twice" can be checked on the output.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -139,22 +139,27 @@ def _response(draw: st.DrawFn, b: _Builder, tool_calls: int) -> list[ToolUseBloc
 
 
 def _compact(draw: st.DrawFn, b: _Builder) -> None:
-    """A compaction: boundary, summary, then the latest rounds kept verbatim (the very same
-    messages, so their tool ids appear again after the boundary)."""
-    kept = b.messages[-draw(st.integers(0, min(4, len(b.messages)))) :] if b.messages else []
+    """A compaction as `compact.restore.preserved_tail` makes it: boundary, summary, then
+    copies of the latest complete rounds with fresh uuids and the same tool ids."""
+    starts = [
+        i
+        for i, m in enumerate(b.messages)
+        if isinstance(m, UserMessage) and isinstance(m.content, str)
+    ]
+    kept = b.messages[draw(st.sampled_from(starts)) :] if starts and draw(st.booleans()) else []
     b.add(SystemMessage(subtype=SystemSubtype.COMPACT_BOUNDARY, content="", uuid=b.uid("cb")))
     uid = b.uid("s")
     b.add(UserMessage(content=f"summary {uid}", is_compact_summary=True, uuid=uid))
-    b.messages.extend(kept)
+    unique = {m.uuid: m for m in reversed(kept)}  # a replayed message is copied once
+    b.messages.extend(replace(m, uuid=b.uid("k")) for m in reversed(unique.values()))
 
 
 def _replay(draw: st.DrawFn, b: _Builder) -> None:
-    """A transcript loaded twice: a run of earlier messages appended again, same uuids."""
+    """A transcript replayed: its last messages (or all of it) appended again, same uuids."""
     if not b.messages:
         return
     start = draw(st.integers(0, len(b.messages) - 1))
-    end = draw(st.integers(start + 1, len(b.messages)))
-    b.messages.extend(b.messages[start:end])
+    b.messages.extend(b.messages[start:])
 
 
 def from_last_boundary(messages: list[Message]) -> list[Message]:

@@ -59,6 +59,7 @@ def text(value: str) -> dict[str, Any]:
 def test_passes_are_named_in_one_ordered_tuple_with_docstrings() -> None:
     names = [name for name, _ in PASSES]
     assert names == [
+        "drop_before_compact_boundary",
         "dedupe_by_uuid",
         "reorder_attachments",
         "drop_non_api_messages",

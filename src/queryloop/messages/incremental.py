@@ -22,7 +22,8 @@ the checkpoint is only placed at a *safe split* j, with thinking off, where:
 * no tool_use or tool_result in the tail names a tool_use id of the prefix, so pairing
   (which matches results to uses globally and drops repeated ids) treats both sides alone;
 * no message of the tail has the uuid of a message before it (``cur[j]`` included), so
-  `dedupe_by_uuid` drops nothing across j.
+  `dedupe_by_uuid` drops nothing across j;
+* the tail holds no compact boundary (`drop_before_compact_boundary` would cut the prefix).
 
 The tail is normalized with `NormalizeContext.continuation` (no leading placeholder: the
 prefix starts the request); every other pass is the same code. When any condition fails,
@@ -40,7 +41,7 @@ from .blocks import TextBlock, ToolUseBlock
 from .normalize import PASSES, NormalizeContext, check_invariants, run_passes
 from .normalize_context import make_context
 from .thinking_mode import ThinkingSpec, ThinkingType
-from .types import AssistantMessage, Message, TombstoneMessage
+from .types import AssistantMessage, Message, SystemMessage, SystemSubtype, TombstoneMessage
 
 _NAMES = [name for name, _ in PASSES]
 _MERGE = _NAMES.index("merge_messages")
@@ -177,6 +178,8 @@ class IncrementalNormalizer:
             return None  # a tombstone voids a message across the split
         if cp.anchor.uuid in targets or not uuids.isdisjoint(cp.uuids):
             return None  # a message voided, or repeated, across the split
+        if any(_is_compact_boundary(m) for m in tail):
+            return None  # a compaction: what came before is no longer sent
         run = self._run(tail, replace(cp.ctx, continuation=True))
         if not cp.tool_ids.isdisjoint(run.use_ids) or not cp.tool_ids.isdisjoint(run.result_ids):
             return None
@@ -248,6 +251,10 @@ def _last_safe_split(
             continue
         return j
     return None
+
+
+def _is_compact_boundary(message: Message) -> bool:
+    return isinstance(message, SystemMessage) and message.subtype is SystemSubtype.COMPACT_BOUNDARY
 
 
 def _first_indexes(messages: list[Message], start: int) -> dict[str, int]:

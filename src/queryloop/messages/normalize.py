@@ -36,6 +36,7 @@ from .passes_api import (
 )
 from .passes_internal import (
     dedupe_by_uuid,
+    drop_before_compact_boundary,
     drop_non_api_messages,
     render_attachments,
     reorder_attachments,
@@ -58,6 +59,7 @@ __all__ = [
     "check_invariants",
     "close_tool_turn_without_thinking",
     "dedupe_by_uuid",
+    "drop_before_compact_boundary",
     "drop_empty_text",
     "drop_non_api_messages",
     "drop_trailing_thinking",
@@ -76,6 +78,7 @@ __all__ = [
 Pass: TypeAlias = Callable[[Any, NormalizeContext], Any]
 
 PASSES: tuple[tuple[str, Pass], ...] = (
+    ("drop_before_compact_boundary", drop_before_compact_boundary),
     ("dedupe_by_uuid", dedupe_by_uuid),
     ("reorder_attachments", reorder_attachments),
     ("drop_non_api_messages", drop_non_api_messages),

@@ -18,6 +18,25 @@ from .types import (
 )
 
 
+def drop_before_compact_boundary(messages: list[Any], ctx: NormalizeContext) -> list[Any]:
+    """Drop everything before the last compact boundary.
+
+    Needs: the raw internal array. A compaction summarized what came before its boundary
+    and copied the latest rounds after it (fresh uuids, the same tool ids), so those
+    messages must not reach the API again: sent together, the copies would repeat their
+    content and lose their tool calls to the first occurrence of each id. The query loop
+    and the session loader already start the array at the boundary; this makes the rule
+    hold for any caller. One backwards scan, stopping at the boundary.
+    Guarantees: no compact boundary but (possibly) the first message; the same list when
+    there is none.
+    """
+    for index in range(len(messages) - 1, 0, -1):
+        message = messages[index]
+        if isinstance(message, SystemMessage) and message.subtype is SystemSubtype.COMPACT_BOUNDARY:
+            return messages[index:]
+    return messages
+
+
 def dedupe_by_uuid(messages: list[Any], ctx: NormalizeContext) -> list[Any]:
     """Keep only the first message of each uuid.
 
