@@ -32,6 +32,9 @@ class ExitCode(IntEnum):
     """The API refused an image or document in the conversation (image_error)."""
     INTERRUPTED = 130
     """Ctrl-C / SIGINT (128 + 2, the shell convention)."""
+    OUTPUT_CLOSED = 141
+    """The reader of stdout went away (`queryloop -p ... | head`): 128 + SIGPIPE, what a
+    command killed by SIGPIPE reports. Nothing is printed."""
 
 
 # Keyed by the Terminal values (StrEnum members hash and compare as their strings).

@@ -41,6 +41,11 @@ def main(
     except KeyboardInterrupt:
         sys.stderr.write("\nqueryloop: interrupted\n")
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # `queryloop -p ... | head`: the reader is gone. Quietly, as a command killed by
+        # SIGPIPE would; the transcript is already on disk.
+        _discard_stdout(stdout)
+        return ExitCode.OUTPUT_CLOSED
     except BaseException as exc:  # one line on stderr, never a traceback unless --verbose
         if isinstance(exc, SystemExit):
             raise
@@ -149,6 +154,19 @@ def _is_instance(exc: BaseException, module: str, name: str) -> bool:
     loaded = sys.modules.get(module)
     cls = getattr(loaded, name, None)
     return isinstance(cls, type) and isinstance(exc, cls)
+
+
+def _discard_stdout(stdout: TextIO) -> None:
+    """Point stdout's descriptor at /dev/null, so the interpreter's final flush of the
+    buffered rest cannot fail again ("Exception ignored ... BrokenPipeError")."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (tests pass StringIO): nothing will flush it at exit
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -1,7 +1,9 @@
 """The interactive REPL: prompt_toolkit input, rich output, Ctrl-C semantics, slash commands.
 
-Ctrl-C while the agent works aborts the turn (`agent.abort()`; a second one cancels it hard).
-Ctrl-C at the prompt clears the line; on an empty line it warns, and a second one exits.
+Ctrl-C while the agent works — waiting for the model, streaming, at a permission prompt (which
+it denies), running tools, compacting — stops the turn: `agent.abort()` first, and a cancel if
+the turn has not ended half a second later (see `interrupts`), so the prompt is back within a
+second. Ctrl-C at the prompt clears the line; on an empty line it warns, and a second one exits.
 The console and the line reader are injectable so tests can drive the REPL without a terminal.
 """
 
@@ -9,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 from .args import CliOptions
 from .commands import parse_slash
 from .exit_codes import ExitCode
+from .interrupts import Interruptible, SigintRouter
 from .render import Renderer, short_input, status_text
 from .typeahead import TypeAhead, after_turn, start_typeahead, typeahead_paused
 
@@ -44,9 +46,11 @@ class Repl:
         self.renderer = Renderer(self.console)
         self.agent: Any = self._make_agent(options)
         self._session: Any = None
-        self._turn_task: asyncio.Task[None] | None = None
-        self._interrupts = 0
+        self.interrupts = SigintRouter()
+        self._work: Interruptible | None = None
         self._aborting = False
+        """True when Ctrl-C interrupted the last turn."""
+        self._interrupts = 0
         self.status_line = ""
         self.typeahead: TypeAhead | None = None
         self.next_input = ""
@@ -108,13 +112,19 @@ class Repl:
         if self._read_line is not None:
             return await self._read_line(prompt)
         if not self.renderer.animated:
-            return await plain_read_line(prompt, self.console)
+            return await plain_read_line(prompt, self.console, self.interrupts)
         if self._session is None:
             self._session = _prompt_session(self)
         # The toolbar is redrawn on every key press: compute the status once per prompt.
         self.status_line = self.status()
         default, self.next_input = self.next_input, ""
-        result: str = await self._session.prompt_async(prompt, default=default)
+        try:
+            # In raw mode Ctrl-C is a key (bound below); SIGINT stays with our router.
+            result: str = await self._session.prompt_async(
+                prompt, default=default, handle_sigint=False
+            )
+        finally:
+            self.interrupts.reassert()
         return result
 
     def status(self) -> str:
@@ -140,7 +150,11 @@ class Repl:
         while True:
             try:
                 answer = (await self.read_line("[y]es / [n]o / [a]lways > ")).strip().lower()
-            except (EOFError, KeyboardInterrupt):
+            except EOFError:
+                return False
+            except KeyboardInterrupt:
+                # Ctrl-C at the prompt: deny this call and stop the turn.
+                self.interrupt_work()
                 return False
             if answer in ("y", "yes"):
                 return True
@@ -153,6 +167,7 @@ class Repl:
 
     async def run(self) -> int:
         """Read, run, repeat until /exit, Ctrl-D or two Ctrl-Cs."""
+        self.interrupts.install()
         try:
             await self.ask_trust()
             await self.agent.start()
@@ -176,6 +191,7 @@ class Repl:
                     return ExitCode.OK
         finally:
             await self.agent.aclose()
+            self.interrupts.uninstall()
 
     async def handle_line(self, line: str) -> bool:
         """Run a prompt or a slash command; False means exit."""
@@ -204,40 +220,45 @@ class Repl:
         return await after_turn(self, typeahead, interrupted=self._aborting)
 
     async def run_turn(self, prompt: str) -> None:
-        """Stream one prompt's events to the renderer; Ctrl-C aborts."""
+        """Stream one prompt's events to the renderer; Ctrl-C stops it."""
         self.renderer.start_turn()
         self._aborting = False
-        loop = asyncio.get_running_loop()
-        self._turn_task = asyncio.create_task(self._consume(prompt))
-        installed = _add_sigint(loop, self._on_interrupt)
         self.typeahead = start_typeahead(self)
         try:
-            await self._turn_task
-        except asyncio.CancelledError:
-            self.renderer.notice("Interrupted.", style="yellow")
+            await self.interruptible(self._consume(prompt))
         except Exception as exc:
             self.renderer.notice(f"Error: {exc}", style="red")
         finally:
-            if installed:
-                loop.remove_signal_handler(signal.SIGINT)
             if self.typeahead is not None:
                 self.typeahead.stop()
             self.renderer.pause()
-            self._turn_task = None
+
+    async def interruptible(self, work: Coroutine[Any, Any, Any]) -> bool:
+        """Run `work` so that Ctrl-C stops it (the agent aborts, then the task is cancelled).
+        False when it was interrupted before it finished (a notice says so)."""
+        runner = self._work = Interruptible(self.interrupts, soft_stop=self.agent.abort)
+        try:
+            await runner.run(work)
+        except Exception:
+            if not runner.interrupted:
+                raise
+            # Stopped by the abort (a summary request raises "aborted"): an interrupt.
+            runner.cancelled = True
+        finally:
+            self._work = None
+            self._aborting = runner.interrupted
+        if runner.cancelled:
+            self.renderer.notice("Interrupted.", style="yellow")
+        return not runner.interrupted
+
+    def interrupt_work(self) -> None:
+        """What Ctrl-C does while work runs (also called by the permission prompt)."""
+        if self._work is not None:
+            self._work.interrupt()
 
     async def _consume(self, prompt: str) -> None:
         async for event in self.agent.stream(prompt):
             self.renderer.handle(event)
-
-    def _on_interrupt(self) -> None:
-        task = self._turn_task
-        if task is None:
-            return
-        if self._aborting:
-            task.cancel()  # the cooperative abort did not land: stop now
-            return
-        self._aborting = True
-        self.agent.abort()
 
     def _banner(self) -> None:
         self.console.print(
@@ -252,15 +273,7 @@ def _project_config(cwd: Path) -> list[Path]:
     return [cwd / name for name in names if (cwd / name).is_file()]
 
 
-def _add_sigint(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) -> bool:
-    try:
-        loop.add_signal_handler(signal.SIGINT, handler)
-        return True
-    except (NotImplementedError, RuntimeError, ValueError):
-        return False
-
-
-async def plain_read_line(prompt: str, console: Any) -> str:
+async def plain_read_line(prompt: str, console: Any, router: SigintRouter | None = None) -> str:
     """Line input for dumb terminals: no editing, but Ctrl-C, Ctrl-D and trailing-backslash
     continuation behave as in the full prompt. Reads stdin from the event loop so that a
     SIGINT arrives as KeyboardInterrupt here, not at a random point in the loop."""
@@ -269,7 +282,7 @@ async def plain_read_line(prompt: str, console: Any) -> str:
     while True:
         console.print(prompt if not lines else "… ", end="", markup=False, highlight=False)
         console.file.flush()
-        line = await _read_stdin_line()
+        line = await _read_stdin_line(router or SigintRouter())
         if line == "":
             if lines:
                 break
@@ -283,7 +296,7 @@ async def plain_read_line(prompt: str, console: Any) -> str:
     return "\n".join(lines)
 
 
-async def _read_stdin_line() -> str:
+async def _read_stdin_line(router: SigintRouter) -> str:
     import sys
 
     loop = asyncio.get_running_loop()
@@ -299,13 +312,14 @@ async def _read_stdin_line() -> str:
 
     fd = sys.stdin.fileno()
     loop.add_reader(fd, readable)
-    has_handler = _add_sigint(loop, interrupted)
+    owned = not router.active and router.install()
     try:
-        return await done
+        with router.scope(interrupted):
+            return await done
     finally:
         loop.remove_reader(fd)
-        if has_handler:
-            loop.remove_signal_handler(signal.SIGINT)
+        if owned:
+            router.uninstall()
 
 
 def _prompt_session(repl: Repl) -> Any:
