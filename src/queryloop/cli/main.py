@@ -6,11 +6,12 @@ Nothing heavy is imported at module level (no SDKs, no prompt_toolkit, no rich),
 
 from __future__ import annotations
 
+import io
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from ..errors import ConfigError
 from .args import CliOptions, UsageError, parse_args
@@ -71,6 +72,10 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
         from ..permissions.trust import trust_folder as record_trust
 
         record_trust(options.cwd)
+    from .preload import start_preload
+
+    # The SDK loads in the background while settings, session and MCP servers are prepared.
+    start_preload(options.model)
     prompt = options.prompt
     piped = not _isatty(stdin)
     # Without a terminal there is no REPL: a piped or redirected stdin means print mode.
@@ -92,17 +97,57 @@ async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
     from .print_mode import run_print
 
     agent = make_agent(options, on_notice=_print_notice)
+    out = PipeGuard(stdout, on_closed=agent.abort)
     try:
         outcome = await run_print(
             agent,
             prompt,
             output_format=options.output_format,
             include_partial=options.include_partial_messages,
-            out=stdout,
+            out=cast(TextIO, out),  # write/flush/isatty: all run_print uses
         )
     finally:
         await agent.aclose()
+    if out.closed_by_reader:
+        raise BrokenPipeError("stdout was closed by its reader")
     return int(outcome.exit_code)
+
+
+class PipeGuard(io.TextIOBase):
+    """stdout for print mode. When its reader goes away (`| head`), the first failed write
+    aborts the run (the loop then ends cleanly, the transcript stays consistent) and later
+    writes are dropped; `main` then exits quietly with 141."""
+
+    def __init__(self, out: TextIO, *, on_closed: Callable[[], None]) -> None:
+        super().__init__()
+        self.out = out
+        self.on_closed = on_closed
+        self.closed_by_reader = False
+
+    def write(self, text: str) -> int:
+        """Write through, unless the reader is gone."""
+        if not self.closed_by_reader:
+            try:
+                self.out.write(text)
+            except BrokenPipeError:
+                self._reader_gone()
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush through, unless the reader is gone."""
+        if not self.closed_by_reader:
+            try:
+                self.out.flush()
+            except BrokenPipeError:
+                self._reader_gone()
+
+    def isatty(self) -> bool:
+        """Whether the real stdout is a terminal."""
+        return _isatty(self.out)
+
+    def _reader_gone(self) -> None:
+        self.closed_by_reader = True
+        self.on_closed()
 
 
 def _print_notice(text: str) -> None:
