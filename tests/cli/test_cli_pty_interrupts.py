@@ -140,7 +140,7 @@ def test_ctrl_c_after_answering_the_permission_prompt(
     with MessagesServer(script) as server:
         repl = _repl(spawn, server, tmp_path, term)
         repl.sendline("run the slow thing")
-        repl.expect(r"\[a\]lways")
+        repl.expect(r"\[y\]es / \[n\]o")  # a chained command: no [a]lways
         repl.sendline("y")
         repl.wait_until((repl.cwd / "started").exists)
         time.sleep(0.2)

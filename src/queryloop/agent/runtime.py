@@ -223,6 +223,7 @@ class Runtime:
             "messages": conversation,
             "free": max(0, window - used),
             "window": window,
+            "autocompact": self.compactor.thresholds.autocompact,
         }
 
     async def aclose(self) -> None:

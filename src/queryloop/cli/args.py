@@ -123,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", action="store_true", help="tracebacks and more detail")
     p.add_argument(
         "--trust", action="store_true", default=None,
-        help="trust this folder for this run (its hooks, MCP servers and allow rules)",
+        help="trust this folder (its hooks, MCP servers and allow rules run) and remember "
+        "it: saved in $QUERYLOOP_HOME/settings.json like `queryloop trust`; later runs are "
+        "trusted too (remove the folder from trustedFolders to undo)",
     )  # fmt: skip
     p.add_argument(
         "--tool-use-summaries", action="store_true", default=None,

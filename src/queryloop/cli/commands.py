@@ -128,6 +128,7 @@ async def _resume(repl: Repl, arg: str) -> bool:
     repl.console.print(
         f"[dim]Resumed session {repl.agent.session_id} ({len(repl.agent.messages)} messages).[/]"
     )
+    repl.renderer.show_recent(repl.agent.messages)
     return True
 
 

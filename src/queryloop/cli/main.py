@@ -72,7 +72,7 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
         from ..permissions.trust import trust_folder as record_trust
 
         record_trust(options.cwd)
-    from .preload import start_preload
+    from .preload import start_preload, startup_notices
 
     # The SDK loads in the background while settings, session and MCP servers are prepared.
     start_preload(options.model)
@@ -87,6 +87,8 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
             raise UsageError("no prompt: pass -p PROMPT, or pipe the prompt on stdin")
         import asyncio
 
+        for notice in startup_notices(options.model):
+            _print_notice(notice)
         return asyncio.run(_print(options, prompt, stdout))
     from .repl import run_repl
 

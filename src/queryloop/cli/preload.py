@@ -68,3 +68,26 @@ def _import(module: str) -> None:
         importlib.import_module(module)
     except BaseException:  # the main thread imports it again and reports what is wrong
         return
+
+
+def startup_notices(model: str | None, env: Mapping[str, str] | None = None) -> list[str]:
+    """What to tell the person before any request: today, that a base URL without a key is
+    used without one (a proxy may need none; a 401 says it does)."""
+    from ..errors import ConfigError
+    from ..providers.factory import choose_provider, keyless_base_url
+
+    env = os.environ if env is None else env
+    try:
+        choice = choose_provider(model, env=env)
+    except ConfigError:
+        return []
+    url = (
+        keyless_base_url(base_url=choice.base_url, env=env) if choice.kind == "anthropic" else None
+    )
+    if url is None:
+        return []
+    return [
+        f"ANTHROPIC_BASE_URL is {url} and no ANTHROPIC_API_KEY is set: requests go there "
+        "without a key (right for a proxy that adds its own; if it answers 401, set "
+        "ANTHROPIC_API_KEY)"
+    ]

@@ -9,10 +9,19 @@ calls are single lines, so the output stays readable anywhere.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
-from ..loop.events import LoopEvent, MessageEvent, StreamDelta, TerminalEvent, TransitionEvent
+from ..loop.events import (
+    LoopEvent,
+    MessageEvent,
+    RequestStart,
+    StreamDelta,
+    TerminalEvent,
+    TransitionEvent,
+)
 from ..loop.reasons import Terminal
 from ..messages.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from ..messages.types import (
@@ -25,8 +34,16 @@ from ..messages.types import (
     UserMessage,
 )
 from ..messages.usage import Usage
-from ..providers.base import BlockComplete, BlockStart, TextDelta
+from ..providers.base import (
+    BlockComplete,
+    BlockStart,
+    InputJsonDelta,
+    MessageComplete,
+    TextDelta,
+    ThinkingDelta,
+)
 from ..tasks.events import TaskEvent, TaskEventKind
+from .diffs import applied_diff, diff_stats
 
 RESULT_LINES = 4
 _INPUT_KEYS = ("command", "file_path", "pattern", "path", "url", "query", "description")
@@ -92,20 +109,134 @@ def context_bar_parts(context: Mapping[str, int], width: int = 50) -> list[tuple
     return parts
 
 
+def compact_headroom(context: Mapping[str, int]) -> float | None:
+    """The share of the room before auto-compaction starts that is still free (1.0 empty,
+    0.0 at the threshold), from `Agent.context_usage()`; None when unknown."""
+    threshold = context.get("autocompact") or 0
+    window = context.get("window") or 0
+    if threshold <= 0 or window <= 0:
+        return None
+    used = window - context.get("free", window)
+    return max(0.0, min(1.0, 1.0 - used / threshold))
+
+
 def status_text(model: str, context: Mapping[str, int], usage: Usage, cost_usd: float) -> str:
-    """The bottom status line: model · context used · cache hits · cost."""
+    """The bottom status line: model · context left before auto-compact · cache hits · cost.
+
+    The context figure is relative to where compaction starts (not to the whole window,
+    which compaction never lets a conversation fill), so it moves turn by turn."""
+    headroom = compact_headroom(context)
     share = context_share(context)
-    ctx = f"{share:.0%} context" if share is not None else "context n/a"
+    if headroom is not None:
+        ctx = f"{headroom:.0%} context left before auto-compact"
+    elif share is not None:
+        ctx = f"{share:.0%} context"
+    else:
+        ctx = "context n/a"
     return f"{model} · {ctx} · {cache_hit_share(usage):.0%} cache hits · ${cost_usd:.4f}"
 
 
-class Renderer:
-    """Draws loop events on a rich Console: live text, tool lines, spinners, results."""
+def waiting_text(label: str, elapsed_s: float, tokens: int) -> str:
+    """The spinner's words: `Thinking… 4s · ↓ 120 tokens · Ctrl-C to interrupt`."""
+    parts = [f"{label}… {int(elapsed_s)}s"]
+    if tokens > 0:
+        parts.append(f"↓ {tokens:,} tokens")
+    parts.append("Ctrl-C to interrupt")
+    return " · ".join(parts)
 
-    def __init__(self, console: Any) -> None:
+
+def diff_markup(lines: list[str], max_lines: int = 40) -> list[str]:
+    """Rich markup for unified-diff lines: additions green, removals red, hunks cyan."""
+    out: list[str] = []
+    for line in lines[:max_lines]:
+        text = _escape(line[:200])
+        if line.startswith(("+++", "---")):
+            out.append(f"[bold]{text}[/]")
+        elif line.startswith("+"):
+            out.append(f"[green]{text}[/]")
+        elif line.startswith("-"):
+            out.append(f"[red]{text}[/]")
+        elif line.startswith("@@"):
+            out.append(f"[cyan]{text}[/]")
+        else:
+            out.append(f"[dim]{text}[/]")
+    if len(lines) > max_lines:
+        out.append(f"[dim]… {len(lines) - max_lines} more diff lines[/]")
+    return out
+
+
+def recent_exchanges(messages: list[Any], count: int = 3) -> list[tuple[str, str]]:
+    """The last `count` (prompt, answer) pairs of a conversation: the person's prompts (not
+    meta text, not tool results, not a compaction summary) and the text of the last
+    assistant message before the next prompt ("" while none)."""
+    from ..messages.constructors import text_of
+
+    pairs: list[tuple[str, str]] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            if message.is_meta or message.is_compact_summary:
+                continue
+            if not isinstance(message.content, str) and any(
+                isinstance(b, ToolResultBlock) for b in message.content
+            ):
+                continue
+            prompt = text_of(message).strip()
+            if prompt and not prompt.startswith("[Request interrupted"):
+                pairs.append((prompt, ""))
+        elif isinstance(message, AssistantMessage) and pairs:
+            answer = text_of(message).strip()
+            if answer:
+                pairs[-1] = (pairs[-1][0], answer)
+    return pairs[-count:]
+
+
+class _Waiting:
+    """The spinner line's text, recomputed at every refresh (so the seconds move)."""
+
+    def __init__(self, renderer: Renderer, label: str) -> None:
+        self.renderer = renderer
+        self.label = label
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        r = self.renderer
+        return Text(waiting_text(self.label, r.elapsed(), r.tokens_so_far()), style="dim")
+
+
+class _Streaming:
+    """What the live area shows while text streams: the text so far, then the spinner line."""
+
+    def __init__(self, renderer: Renderer) -> None:
+        self.renderer = renderer
+
+    def __rich__(self) -> Any:
+        from rich.console import Group
+        from rich.spinner import Spinner
+
+        r = self.renderer
+        return Group(r._markdown(r._text), Spinner("dots", text=_Waiting(r, "Writing")))
+
+
+class Renderer:
+    """Draws loop events on a rich Console: live text, tool lines, spinners, results.
+
+    While the model works a spinner line says what it does, for how long, and how many
+    tokens have arrived (`Thinking… 4s · ↓ 120 tokens`); edits are shown as coloured diffs.
+    """
+
+    def __init__(
+        self, console: Any, *, cwd: Path | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.console = console
+        self.cwd = cwd or Path.cwd()
+        self.clock = clock
         self.animated = bool(console.is_terminal) and not console.is_dumb_terminal
         self.tool_names: dict[str, str] = {}
+        self.tool_inputs: dict[str, Mapping[str, Any]] = {}
+        self._started = clock()
+        self._tokens_done = 0
+        self._chars = 0
         self._text = ""
         self._live: Any = None
         self._status: Any = None
@@ -124,17 +255,25 @@ class Renderer:
             self.end_text()
         elif isinstance(event, TaskEvent):
             self.task_event(event)
+        elif isinstance(event, RequestStart):
+            self.waiting()
         elif isinstance(event, TerminalEvent):
             self.pause()
             self._terminal(event)
 
     def _delta(self, inner: Any) -> None:
+        if isinstance(inner, TextDelta | ThinkingDelta | InputJsonDelta):
+            self._chars += len(getattr(inner, "text", "") or getattr(inner, "thinking", "") or
+                               getattr(inner, "partial_json", ""))  # fmt: skip
+        elif isinstance(inner, MessageComplete):
+            self._tokens_done += inner.response.usage.output_tokens
+            self._chars = 0
         if isinstance(inner, TextDelta):
             self._stop_status()
             self._streamed = True
             self._text += inner.text
             if self._live is not None:
-                self._live.update(self._markdown(self._text))
+                pass  # the live area redraws itself 12 times a second
             elif self.animated:
                 self._start_live()
             else:
@@ -194,6 +333,7 @@ class Renderer:
         if block.id in self.tool_names:
             return
         self.tool_names[block.id] = block.name
+        self.tool_inputs[block.id] = block.input
         self._pending_tools.add(block.id)
         self._stop_status()
         self.console.print(
@@ -205,14 +345,41 @@ class Renderer:
         """Show the spinner again while tool calls are still running (after a prompt)."""
         if self.animated and self._pending_tools and self._status is None:
             names = sorted({self.tool_names[t] for t in self._pending_tools})
-            self._status = self.console.status(f"Running {', '.join(names)}…", spinner="dots")
-            self._status.start()
+            self._show_status(f"Running {', '.join(names)}")
+
+    def waiting(self) -> None:
+        """The spinner while the model is asked (`Thinking… 3s`), unless tools still run."""
+        if self._pending_tools:
+            self.resume_spinner()
+        elif self.animated and self._status is None and self._live is None:
+            self._show_status("Thinking")
+
+    def elapsed(self) -> float:
+        """Seconds since the turn started."""
+        return self.clock() - self._started
+
+    def tokens_so_far(self) -> int:
+        """Output tokens of this turn: counted ones of finished responses, plus an estimate
+        (4 characters a token) of the one streaming now."""
+        return self._tokens_done + self._chars // 4
+
+    def _show_status(self, label: str) -> None:
+        self._status = self.console.status(_Waiting(self, label), spinner="dots")
+        self._status.start()
 
     def tool_result(self, block: ToolResultBlock) -> None:
         """The first lines of a result and `… N more lines`."""
         self._pending_tools.discard(block.tool_use_id)
         if not self._pending_tools:
             self._stop_status()
+        name = self.tool_names.get(block.tool_use_id, "")
+        diff = None if block.is_error else self._applied(name, block.tool_use_id)
+        if diff:
+            added, removed = diff_stats(diff)
+            self.console.print(f"  ⎿ [dim]{added} added, {removed} removed[/]", highlight=False)
+            self.show_diff(diff)
+            self.waiting()
+            return
         shown, hidden = collapse(result_text(block))
         style = "red" if block.is_error else "dim"
         for i, line in enumerate(shown):
@@ -220,6 +387,40 @@ class Renderer:
             self.console.print(f"{prefix}[{style}]{_escape(line[:200])}[/]", highlight=False)
         if hidden:
             self.console.print(f"    [dim]… {hidden} more lines[/]")
+        self.waiting()
+
+    def show_recent(self, messages: list[Any], count: int = 3) -> None:
+        """The last exchanges of a resumed conversation, so you know where you are."""
+        pairs = recent_exchanges(messages, count)
+        if not pairs:
+            return
+        self.console.print(f"[dim]── last {len(pairs)} exchange(s) of this session ──[/]")
+        for prompt, answer in pairs:
+            shown, hidden = collapse(prompt, 3)
+            for i, line in enumerate(shown):
+                self.console.print(f"[bold]{'>' if i == 0 else ' '}[/] {_escape(line[:200])}")
+            if hidden:
+                self.console.print(f"  [dim]… {hidden} more lines[/]")
+            shown, hidden = collapse(answer or "(no answer)", RESULT_LINES)
+            for line in shown:
+                self.console.print(f"  [dim]{_escape(line[:200])}[/]")
+            if hidden:
+                self.console.print(f"  [dim]… {hidden} more lines[/]")
+        self.console.print("[dim]──[/]")
+
+    def show_diff(self, lines: list[str]) -> None:
+        """A unified diff, coloured (plain in a dumb terminal), indented under the call."""
+        for line in diff_markup(lines):
+            self.console.print(f"    {line}", highlight=False)
+
+    def _applied(self, name: str, tool_use_id: str) -> list[str] | None:
+        tool_input = self.tool_inputs.get(tool_use_id)
+        if tool_input is None:
+            return None
+        try:
+            return applied_diff(name, tool_input, self.cwd)
+        except Exception:  # a diff is a nicety; the result line is shown instead
+            return None
 
     def tool_summary(self, message: ToolUseSummaryMessage) -> None:
         """The one-line label of a finished tool run (see `loop.summaries`)."""
@@ -277,15 +478,19 @@ class Renderer:
         self._streamed = False
 
     def start_turn(self) -> None:
-        """Reset per-turn state."""
+        """Reset per-turn state and show the spinner until the first token."""
         self._streamed = False
         self._pending_tools.clear()
+        self._started = self.clock()
+        self._tokens_done = 0
+        self._chars = 0
+        self.waiting()
 
     def _start_live(self) -> None:
         from rich.live import Live
 
         self._live = Live(
-            self._markdown(self._text),
+            _Streaming(self),
             console=self.console,
             refresh_per_second=12,
             vertical_overflow="visible",

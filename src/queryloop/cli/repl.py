@@ -43,7 +43,7 @@ class Repl:
         self.console = console or Console(highlight=False)
         self._read_line = read_line
         self._agent_factory = agent_factory
-        self.renderer = Renderer(self.console)
+        self.renderer = Renderer(self.console, cwd=options.cwd)
         self.agent: Any = self._make_agent(options)
         self._session: Any = None
         self.interrupts = SigintRouter()
@@ -58,13 +58,13 @@ class Repl:
 
     def _make_agent(self, options: CliOptions) -> Any:
         if self._agent_factory is not None:
-            return self._agent_factory(options, ask_permission=self.ask_permission)
+            return self._agent_factory(options, can_use_tool=self.can_use_tool)
         from ..loop.summaries import summaries_wanted
         from .main import make_agent
 
         return make_agent(
             options,
-            ask_permission=self.ask_permission,
+            can_use_tool=self.can_use_tool,
             interactive=True,
             on_notice=self.notice,
             # A person reads along: label each tool run (QUERYLOOP_TOOL_USE_SUMMARIES=0: off).
@@ -135,21 +135,59 @@ class Repl:
             context = {}
         return status_text(self.agent.model, context, self.agent.usage, self.agent.cost_usd)
 
-    async def ask_permission(self, tool: str, input: Mapping[str, Any], reason: str) -> bool | str:
-        """The Agent's permission callback: y (once), a (always), n (deny)."""
+    async def can_use_tool(self, tool: str, input: Mapping[str, Any], request: Any) -> Any:
+        """The Agent's permission callback (only for calls the rules leave open): shows the
+        call (an edit as a coloured diff), asks y (once) / n (deny) / a (always: adds the
+        rule to this session and to the project's local settings, and says so)."""
+        from ..permissions import PermissionAllow
+        from .always import always_offer
+        from .diffs import proposed_diff
+
         self.renderer.pause()
-        why = f" [dim]({reason})[/]" if reason else ""
-        self.console.print(f"[yellow]Allow {tool}({short_input(tool, input)})?[/]{why}")
+        reason = str(getattr(request, "reason", "") or "")
+        why = f" [dim]({_escape(reason)})[/]" if reason else ""
+        self.console.print(f"[yellow]Allow {tool}({_escape(short_input(tool, input))})?[/]{why}")
+        diff = proposed_diff(tool, input, Path(getattr(request, "cwd", self.options.cwd)))
+        if diff:
+            self.renderer.show_diff(diff)
+        offer = always_offer(request)
+        if offer.rule is None:
+            self.console.print(f"[dim]No \\[a]lways for this call: {_escape(offer.why_not)}.[/]")
         try:
             with typeahead_paused(self):
-                return await self._permission_answer()
+                answer = await self._permission_answer(always=offer.rule is not None)
         finally:
             self.renderer.resume_spinner()
+        if answer == "always" and offer.rule is not None:
+            self._remember(offer.rule)
+            return PermissionAllow(remember=True)
+        return answer is True
 
-    async def _permission_answer(self) -> bool | str:
+    def _remember(self, rule: str) -> None:
+        from ..permissions.trust import is_trusted
+        from .always import save_local_rule
+
+        try:
+            path = save_local_rule(self.options.cwd, rule)
+        except (OSError, ValueError) as exc:
+            self.console.print(
+                f"[yellow]Allowed {_escape(rule)} for this session; could not save it: "
+                f"{_escape(str(exc))}[/]"
+            )
+            return
+        later = "" if is_trusted(self.options.cwd) else (
+            " · later sessions use it once this folder is trusted (queryloop trust)"
+        )  # fmt: skip
+        self.console.print(
+            f"[green]Added allow rule {_escape(rule)}[/] [dim]to this session and to "
+            f"{_escape(str(path))}{later}[/]"
+        )
+
+    async def _permission_answer(self, *, always: bool = True) -> bool | str:
+        question = "[y]es / [n]o / [a]lways > " if always else "[y]es / [n]o > "
         while True:
             try:
-                answer = (await self.read_line("[y]es / [n]o / [a]lways > ")).strip().lower()
+                answer = (await self.read_line(question)).strip().lower()
             except EOFError:
                 return False
             except KeyboardInterrupt:
@@ -158,7 +196,7 @@ class Repl:
                 return False
             if answer in ("y", "yes"):
                 return True
-            if answer in ("a", "always"):
+            if always and answer in ("a", "always"):
                 return "always"
             if answer in ("n", "no", ""):
                 return False
@@ -172,6 +210,12 @@ class Repl:
             await self.ask_trust()
             await self.agent.start()
             self._banner()
+            from .preload import startup_notices
+
+            for notice in startup_notices(self.options.model):
+                self.notice(notice)
+            if self.options.continue_latest or self.options.resume:
+                self.renderer.show_recent(self.agent.messages)
             # The first prompt goes the way of a typed line (type-ahead, /skills, # memory).
             if self.options.prompt and not await self.handle_line(self.options.prompt):
                 return ExitCode.OK
@@ -267,6 +311,12 @@ class Repl:
         )
 
 
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
 def _project_config(cwd: Path) -> list[Path]:
     """The project files that need trust before they take effect."""
     names = (".queryloop/settings.json", ".queryloop/settings.local.json", ".mcp.json")
@@ -354,8 +404,13 @@ def _prompt_session(repl: Repl) -> Any:
         else:
             event.app.exit(exception=KeyboardInterrupt())
 
+    from .commands import COMMANDS
+    from .completion import ReplCompleter, help_table
+
     return PromptSession(
         history=FileHistory(str(home / "history")),
+        completer=ReplCompleter(repl.options.cwd, help_table(COMMANDS.values())),
+        complete_while_typing=False,
         key_bindings=bindings,
         bottom_toolbar=lambda: repl.status_line,
         multiline=False,

@@ -11,7 +11,7 @@ shared stream driver (`driver.py`); this module only opens the stream and maps i
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import anthropic
 
@@ -21,6 +21,7 @@ from .base import ModelRequest, StreamEvent
 from .driver import drive_stream
 from .errors import AuthenticationError
 from .errors_map import map_anthropic_error
+from .factory import keyless_base_url
 from .retry import DEFAULT_RETRY, RetryPolicy
 from .sdk_client import SDKClientProvider, split_sdk_kwargs
 
@@ -44,8 +45,15 @@ class AnthropicProvider(SDKClientProvider[anthropic.AsyncAnthropic]):
         timeout: float = 600.0,
         client: anthropic.AsyncAnthropic | None = None,
     ) -> None:
+        # A base URL without a key (a proxy that adds its own, a local server): send no
+        # auth header instead of failing every request with "no credentials".
+        keyless = client is None and keyless_base_url(api_key, base_url) is not None
         made = client or anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout,
+            default_headers=cast(Any, {"Authorization": anthropic.omit}) if keyless else None,
         )
         super().__init__(made, owns_client=client is None, retry=retry)
 

@@ -138,9 +138,14 @@ def _map_sdk_error(exc: BaseException, sdk: Any, api: str) -> ProviderError:
     if isinstance(exc, ProviderError):
         return exc
     if isinstance(exc, sdk.APITimeoutError):
-        return ProviderTimeoutError(f"the {api} API did not answer in time: {exc}")
+        return ProviderTimeoutError(
+            f"the {api} API did not answer in time{_where(exc)}: {exc}{_check(api)}"
+        )
     if isinstance(exc, sdk.APIConnectionError):
-        return ProviderConnectionError(f"could not reach the {api} API: {exc}")
+        cause = f" ({exc.__cause__})" if exc.__cause__ and str(exc.__cause__) else ""
+        return ProviderConnectionError(
+            f"could not reach the {api} API{_where(exc)}: {exc}{cause}{_check(api)}"
+        )
     if isinstance(exc, sdk.APIStatusError):
         error = _body_error(exc.body)
         message = str(error.get("message") or exc.message)
@@ -153,6 +158,21 @@ def _map_sdk_error(exc: BaseException, sdk: Any, api: str) -> ProviderError:
             headers=exc.response.headers,
         )
     return _transport_error(exc, api)
+
+
+def _where(exc: BaseException) -> str:
+    """` at URL` of the request that failed (the SDKs attach it), else ""."""
+    url = getattr(getattr(exc, "request", None), "url", None)
+    return f" at {url}" if url else ""
+
+
+def _check(api: str) -> str:
+    """What to check when the server could not be reached (the CLI shows it as is)."""
+    variable = "ANTHROPIC_BASE_URL" if api == "Anthropic" else "OPENAI_BASE_URL"
+    return (
+        f". Check the address ({variable}, or the default endpoint when unset), that the "
+        "server is running, and your network or proxy settings"
+    )
 
 
 def _transport_error(exc: BaseException, api: str) -> ProviderError:

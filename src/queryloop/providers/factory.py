@@ -125,3 +125,14 @@ def provider_for(
     from .openai_compat import OpenAICompatProvider
 
     return OpenAICompatProvider(base_url=choice.base_url, api_key=api_key, retry=retry)
+
+
+def keyless_base_url(
+    api_key: str | None = None, base_url: str | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
+    """The base URL when one is set but no credential is (no api_key, ANTHROPIC_API_KEY or
+    ANTHROPIC_AUTH_TOKEN): requests then go there without a key. None otherwise."""
+    env = os.environ if env is None else env
+    if api_key or env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"):
+        return None
+    return base_url or env.get("ANTHROPIC_BASE_URL") or None
