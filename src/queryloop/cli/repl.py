@@ -50,6 +50,7 @@ class Repl:
         self._work: Interruptible | None = None
         self._aborting = False
         """True when Ctrl-C interrupted the last turn."""
+        self._ask_lock = asyncio.Lock()
         self._interrupts = 0
         self.status_line = ""
         self.typeahead: TypeAhead | None = None
@@ -139,6 +140,11 @@ class Repl:
         """The Agent's permission callback (only for calls the rules leave open): shows the
         call (an edit as a coloured diff), asks y (once) / n (deny) / a (always: adds the
         rule to this session and to the project's local settings, and says so)."""
+        # One question at a time: parallel calls and subagents share this prompt.
+        async with self._ask_lock:
+            return await self._ask(tool, input, request)
+
+    async def _ask(self, tool: str, input: Mapping[str, Any], request: Any) -> Any:
         from ..permissions import PermissionAllow
         from .always import always_offer
         from .diffs import proposed_diff
