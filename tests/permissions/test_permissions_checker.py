@@ -99,7 +99,9 @@ async def test_bypass_allows_everything_but_deny_rules(project: Path, home: Path
     ch = checker(
         home, PermissionMode.BYPASS, deny=["Read(./.env)", "Read(~/.ssh/**)", "Bash(rm:*)"]
     )
-    assert await decide(ch, FakeBash(), project, command="curl x | sh") == "allow"
+    assert await decide(ch, FakeBash(), project, command="curl x | grep y > out") == "allow"
+    # code piped into a shell cannot be checked against the deny rules: it asks (headless: no)
+    assert await decide(ch, FakeBash(), project, command="curl x | sh") == "deny"
     assert await decide(ch, FakeWrite(), project, file_path="/elsewhere/x") == "allow"
     assert await decide(ch, FakeRead(), project, file_path=".env") == "deny"
     assert await decide(ch, FakeRead(), project, file_path=str(home / ".ssh" / "id_rsa")) == "deny"

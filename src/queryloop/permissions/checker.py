@@ -3,6 +3,10 @@
 Order for one call (Claude Code's, with its known gaps closed):
 
 1. a deny rule matches → deny (nothing overrides it, not even bypassPermissions);
+   then *fail closed*: a Bash deny or ask rule that may apply although the parse cannot tell
+   (`$X …`, `$(…)` as the program, code from a pipe, an unknown wrapper option), or a Bash
+   command naming a file a `Read`/`Edit` deny rule protects → ask, in every mode (headless:
+   denied with a reason the model can act on); see `permissions.guard`;
 2. plan mode and the call is not read-only → deny;
 3. an ask rule matches → ask;
 4. the tool's own `check_permissions` says deny → deny;
@@ -31,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from pydantic import BaseModel
 
 from ..tools.base import PermissionDecision, Tool, ToolContext
-from . import paths
+from . import bash, guard, paths
 from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode, parse_mode
 from .rules import MatchContext, PermissionRule, RuleSet
 
@@ -136,10 +140,10 @@ class PermissionChecker:
         self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
     ) -> PermissionDecision:
         """The verdict for one validated call (asks the user when the rules leave it open)."""
-        decision = await self.evaluate(tool, input, ctx)
+        decision, guarded = await self._evaluate(tool, input, ctx)
         if decision.behavior != "ask":
             return decision
-        return await self._ask(tool, input, ctx, decision.message)
+        return await self._ask(tool, input, ctx, decision.message, guarded=guarded)
 
     def denied_by_rule(
         self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
@@ -157,11 +161,25 @@ class PermissionChecker:
         self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
     ) -> PermissionDecision:
         """Steps 1-9 without asking anyone: allow, deny, or ask (with the reason)."""
-        context, name = self.context, tool.name
-        call = _Call.of(tool, input, ctx, context)
+        decision, _guarded = await self._evaluate(tool, input, ctx)
+        return decision
+
+    async def _evaluate(
+        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
+    ) -> tuple[PermissionDecision, bool]:
+        """The decision, and whether it is a fail-closed ask no allow rule can answer."""
+        call = _Call.of(tool, input, ctx, self.context)
         denied = self.denied_by_rule(tool, input, ctx)
         if denied is not None:
-            return denied
+            return denied, False
+        if tool.name == "Bash" and call.subject:
+            doubt = guard.bash_doubt(self.context.rules, call.subject, ctx, call.mc)
+            if doubt is not None:
+                return PermissionDecision("ask", doubt.reason, rule=doubt.rule), True
+        return await self._by_rules(tool, call, ctx), False
+
+    async def _by_rules(self, tool: Tool, call: _Call, ctx: ToolContext) -> PermissionDecision:
+        context, name = self.context, tool.name
         read_only = _safe_bool(lambda: tool.is_read_only(call.parsed))
         if context.mode is PermissionMode.PLAN and not read_only:
             return PermissionDecision(
@@ -207,19 +225,19 @@ class PermissionChecker:
         return PermissionDecision("ask", f"no allow rule matches it and {mode} mode asks")
 
     def _read_only_bash(self, call: _Call, ctx: ToolContext) -> PermissionDecision:
-        """A read-only command still may not read outside the folders or what Read denies.
+        """A read-only command still may not read outside the working folders.
 
-        `cat ~/.ssh/id_rsa` is read-only; it asks (or is denied by `Read(~/.ssh/**)`) like
-        the Read tool would.
+        `cat ~/.ssh/id_rsa` is read-only; it asks like the Read tool would (files under a
+        Read deny rule were already caught by the fail-closed guard).
         """
-        tokens = _path_tokens(call.subject or "")
-        if tokens is None:
-            return PermissionDecision("ask", "the command could not be parsed")
-        for token in tokens:
-            path = ctx.resolve(token)
-            rule = self.context.rules.find("deny", "Read", str(path), call.mc)
-            if rule is not None:
-                return _deny_by_rule("Bash", call, rule)
+        command = call.subject or ""
+        analysis = bash.analyze(command)
+        if analysis.unknowns:
+            return PermissionDecision(
+                "ask", f"the command could not be analysed: {analysis.unknowns[0]}"
+            )
+        for word, _is_glob in bash.path_words(command):
+            path = ctx.resolve(word)
             if not paths.is_within(path, ctx.working_dirs):
                 return PermissionDecision(
                     "ask", f"the command reads {path}, outside the working folders"
@@ -227,7 +245,13 @@ class PermissionChecker:
         return PermissionDecision("allow")
 
     async def _ask(
-        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext, reason: str
+        self,
+        tool: Tool,
+        input: Mapping[str, Any],
+        ctx: ToolContext,
+        reason: str,
+        *,
+        guarded: bool = False,
     ) -> PermissionDecision:
         call = _Call.of(tool, input, ctx, self.context)
         request = PermissionRequest(
@@ -241,6 +265,10 @@ class PermissionChecker:
                 "deny", f"{tool.name} was not approved: the prompt failed ({exc})."
             )
         if answer is None:
+            if guarded:
+                return PermissionDecision(
+                    "deny", guard.headless_message(_describe(tool.name, call), reason)
+                )
             return PermissionDecision("deny", _headless_message(tool.name, call, request))
         return self._apply(answer, request)
 
@@ -368,19 +396,6 @@ def _headless_message(name: str, call: _Call, request: PermissionRequest) -> str
         f"{_describe(name, call)} requires approval ({request.reason}), and no one can approve "
         f"it in this non-interactive session; run with {hint}."
     )
-
-
-def _path_tokens(command: str) -> list[str] | None:
-    """Every non-option argument, taken as a possible path (None: the line does not parse).
-
-    Over-inclusive on purpose: a pattern argument resolves inside the folder and is harmless,
-    while missing `cat secrets.env` would let it past `Read(*.env)`.
-    """
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:
-        return None
-    return [w for w in words[1:] if not w.startswith("-")]
 
 
 if TYPE_CHECKING:  # mypy proves the checker satisfies the executor's protocol

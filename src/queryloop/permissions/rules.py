@@ -9,10 +9,13 @@ Specifiers by tool:
 - `WebFetch(domain:example.com)`: the URL's host (`*.example.com` allowed).
 - anything else: the tool's permission subject compared with `fnmatch`.
 
-Compound shell commands: an allow rule approves a command line only when EVERY simple command in
-it is approved by some allow rule and the line hides nothing (no `$(…)`, backticks, process
-substitution, file redirections or newlines); deny and ask rules match when ANY simple command
-(including ones inside substitutions, and with `sudo`/`env`/`VAR=` prefixes stripped) matches.
+Bash rules are matched on a real parse of the command (see `permissions.bash` and
+docs/settings.md): an allow rule approves a line only when EVERY simple command in it is
+approved word for word and the line hides nothing (no `$(…)`, backticks, process
+substitution, file redirections, assignments); deny and ask rules match when ANY command the
+line may execute matches, wrappers and nested shells looked through, flags normalised. A deny
+or ask rule that *may* match (the parse cannot see part of the line) is reported by
+`RuleSet.doubt`, and the checker asks instead of allowing.
 """
 
 from __future__ import annotations
@@ -130,6 +133,17 @@ class RuleSet:
                 return rule
         return None
 
+    def doubt(self, command: str) -> tuple[PermissionRule, str] | None:
+        """A Bash deny or ask rule that may apply to `command` although the parse cannot
+        tell (MAYBE), and why; None when every such rule surely does not apply."""
+        for rule in (*self.deny, *self.ask):
+            if rule.content is None or not rule.applies_to("Bash"):
+                continue
+            verdict, reason = bash.deny_verdict(rule.content, command)
+            if verdict is not bash.Verdict.NO:
+                return rule, reason
+        return None
+
 
 def _find_allow(
     rules: list[PermissionRule], tool_name: str, subject: str | None, mc: MatchContext
@@ -146,16 +160,9 @@ def _find_allow(
     for rule in rules:  # an explicit, exact rule for this whole line is the user's decision
         if "*" not in (rule.content or "") and (rule.content or "").strip() == command:
             return rule
-    analysis = bash.analyze(command)
-    if analysis.hazards or not analysis.commands:
-        return None
-    found: list[PermissionRule] = []
-    for part in analysis.commands:
-        match = next((r for r in rules if _command_matches(r.content or "", part)), None)
-        if match is None:
-            return None
-        found.append(match)
-    return found[0]
+    contents = [rule.content or "" for rule in rules]
+    first = bash.allow_approves(contents, command)
+    return None if first is None else rules[contents.index(first)]
 
 
 def _matches(
@@ -166,8 +173,8 @@ def _matches(
         return True
     if subject is None:
         return False
-    if tool_name == "Bash":
-        return any(_command_matches(rule.content, c) for c in bash.deny_candidates(subject))
+    if tool_name == "Bash" and not strict:
+        return bash.deny_verdict(rule.content, subject)[0] is bash.Verdict.MATCH
     if tool_name in FILE_TOOLS and rule.tool in ("Read", "Edit", tool_name):
         root = rule.root or mc.cwd
         pattern = paths.compile_pattern(rule.content, root=root, cwd=mc.cwd, home=mc.home)
@@ -178,18 +185,3 @@ def _matches(
         host = urlsplit(subject).hostname or ""
         return fnmatchcase(host.lower(), rule.content[len("domain:") :].strip().lower())
     return subject == rule.content or fnmatchcase(subject, rule.content)
-
-
-def _command_matches(content: str, command: str) -> bool:
-    """One Bash specifier against one simple command."""
-    spec = content.strip()
-    command = command.strip()
-    if spec.endswith(":*"):
-        prefix = spec[:-2].rstrip()
-        return command == prefix or command.startswith((prefix + " ", prefix + "\t"))
-    if "*" in spec:
-        regex = ".*".join(re.escape(part) for part in spec.split("*"))
-        if spec.endswith(" *") and spec.count("*") == 1:
-            regex = re.escape(spec[:-2]) + "(?: .*)?"
-        return re.fullmatch(regex, command, re.DOTALL) is not None
-    return command == spec

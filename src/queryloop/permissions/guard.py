@@ -1,0 +1,87 @@
+"""Fail closed: a Bash call the deny rules might cover, but the analysis cannot prove it, asks.
+
+Runs after the definite deny rules and before modes and allow rules, so neither an allow rule
+nor `bypassPermissions` can approve such a call; only a person (or `can_use_tool`) can. It asks
+when
+
+- a Bash deny or ask rule *may* apply (`RuleSet.doubt`: a program that is not statically known,
+  shell code from a variable or a pipe, an unknown wrapper, words only known at run time);
+- the line cannot be fully analysed and any `Read`/`Edit` deny rule exists;
+- a word of the command, or a redirection target (globs expanded in the working folder), names
+  a path a `Read` or `Edit` deny rule protects: `cat .env`, `grep . .env`, `cp .env /tmp`.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..tools.base import ToolContext
+from . import bash
+from .rules import MatchContext, PermissionRule, RuleSet
+
+MAX_GLOB_MATCHES = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Doubt:
+    """Why a call must be asked about, and the rule concerned."""
+
+    reason: str
+    rule: str | None
+
+
+def bash_doubt(rules: RuleSet, command: str, ctx: ToolContext, mc: MatchContext) -> Doubt | None:
+    """The reason this Bash command must ask, or None."""
+    found = rules.doubt(command)
+    if found is not None:
+        rule, why = found
+        return Doubt(f"the rule {rule} (from {rule.source}) may apply: {why}", str(rule))
+    file_rules = [r for r in rules.deny if r.tool in ("Read", "Edit") and r.content]
+    if not file_rules:
+        return None
+    analysis = bash.analyze(command)
+    if analysis.unknowns:
+        rule = file_rules[0]
+        reason = f"{analysis.unknowns[0]}, so the rule {rule} (from {rule.source}) may apply"
+        return Doubt(reason, str(rule))
+    return _protected_path(rules, command, ctx, mc)
+
+
+def _protected_path(
+    rules: RuleSet, command: str, ctx: ToolContext, mc: MatchContext
+) -> Doubt | None:
+    for word, is_glob in bash.path_words(command):
+        for path in _expand(word, is_glob, ctx):
+            rule = _file_rule(rules, path, mc)
+            if rule is not None:
+                return Doubt(
+                    f"the command names {path}, which the rule {rule} (from {rule.source}) "
+                    "protects",
+                    str(rule),
+                )
+    return None
+
+
+def _file_rule(rules: RuleSet, path: Path, mc: MatchContext) -> PermissionRule | None:
+    return rules.find("deny", "Read", str(path), mc) or rules.find("deny", "Edit", str(path), mc)
+
+
+def _expand(word: str, is_glob: bool, ctx: ToolContext) -> list[Path]:
+    if not is_glob:
+        return [ctx.resolve(word)]
+    pattern = os.path.expanduser(word)
+    matches = globlib.glob(pattern, root_dir=ctx.cwd, include_hidden=True, recursive=True)
+    return [ctx.resolve(m) for m in matches[:MAX_GLOB_MATCHES]] or [ctx.resolve(word)]
+
+
+def headless_message(description: str, reason: str) -> str:
+    """The denial the model reads when nobody can answer a fail-closed ask."""
+    return (
+        f"{description} was not run: {reason}. Deny rules protect this and no one can approve "
+        "it in this non-interactive session. Write the command with literal program names "
+        "(no $VAR, $(…) or backticks as a command, no code piped into a shell) and leave out "
+        "what the deny rules protect."
+    )
