@@ -5,12 +5,17 @@ Files, lowest precedence first (Claude Code's shapes and order):
 1. user: `$QUERYLOOP_HOME/settings.json` (QUERYLOOP_HOME defaults to `~/.queryloop`)
 2. project: `<cwd>/.queryloop/settings.json`
 3. local: `<cwd>/.queryloop/settings.local.json` (personal, not committed)
+4. managed: `$QUERYLOOP_MANAGED_SETTINGS`, default `/etc/queryloop/managed-settings.json`
+   (set by an administrator; always trusted, wins over the others)
 
 Rule lists and hooks concatenate; `env` merges key by key; `model` and `permissions.defaultMode`
-take the last file that sets them. A file that cannot be read (invalid JSON, wrong types) yields
-a `SettingsProblem` naming the file, line and column and the fix; it never raises and never
-stops the other files from loading. An untrusted project (see `permissions.trust`) contributes
-only its deny rules and `model`; what it would have added is listed in `Settings.ignored`.
+take the last file that sets them. Every problem becomes a `SettingsProblem` naming the file,
+line and column and the fix. Settings fail closed: a file that cannot be read or parsed, a value
+of the wrong type and a rule that does not parse are *errors* (`Settings.errors`), and
+`permissions.trust.load_workspace` refuses to run with any of them — nothing ever runs with
+fewer deny rules than the user wrote. An unknown key is a *warning*. An untrusted project (see
+`permissions.trust`) contributes only its deny rules and `model`; what it would have added is
+listed in `Settings.ignored`.
 """
 
 from __future__ import annotations
@@ -37,6 +42,22 @@ class SettingsScope(StrEnum):
     USER = "user"
     PROJECT = "project"
     LOCAL = "local"
+    MANAGED = "managed"
+
+
+class Severity(StrEnum):
+    """An error stops the run before any request; a warning is shown and the run goes on."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+MANAGED_SETTINGS = Path("/etc/queryloop/managed-settings.json")
+TOP_LEVEL_KEYS = frozenset(
+    {"permissions", "hooks", "env", "model", "toolSearch", "trustedFolders", "$schema"}
+)
+"""Keys settings files may hold; any other is a warning (add new settings here)."""
+PERMISSION_KEYS = frozenset({"allow", "ask", "deny", "defaultMode", "additionalDirectories"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +68,12 @@ class SettingsProblem:
     message: str
     line: int | None = None
     column: int | None = None
+    severity: Severity = Severity.ERROR
+
+    @property
+    def is_error(self) -> bool:
+        """True when the run must not start (see `Severity`)."""
+        return self.severity is Severity.ERROR
 
     def __str__(self) -> str:
         where = str(self.path)
@@ -88,6 +115,11 @@ class Settings:
     origins: Mapping[str, Path] = field(default_factory=dict)
     """Which file set `model`, `defaultMode` and each `env.NAME`."""
 
+    @property
+    def errors(self) -> tuple[SettingsProblem, ...]:
+        """The problems that must stop a run (unreadable files, bad values, bad rules)."""
+        return tuple(p for p in self.problems if p.is_error)
+
 
 def queryloop_home() -> Path:
     """`$QUERYLOOP_HOME`, or `~/.queryloop`."""
@@ -100,6 +132,12 @@ def user_settings_path(user_home: Path | None = None) -> Path:
     return (user_home or queryloop_home()) / "settings.json"
 
 
+def managed_settings_path() -> Path:
+    """`$QUERYLOOP_MANAGED_SETTINGS`, or `/etc/queryloop/managed-settings.json`."""
+    value = os.environ.get("QUERYLOOP_MANAGED_SETTINGS")
+    return Path(value).expanduser() if value else MANAGED_SETTINGS
+
+
 def settings_paths(cwd: Path, user_home: Path | None = None) -> list[tuple[SettingsScope, Path]]:
     """The settings files that apply in `cwd`, lowest precedence first."""
     project = cwd / PROJECT_DIR
@@ -107,6 +145,7 @@ def settings_paths(cwd: Path, user_home: Path | None = None) -> list[tuple[Setti
         (SettingsScope.USER, user_settings_path(user_home)),
         (SettingsScope.PROJECT, project / "settings.json"),
         (SettingsScope.LOCAL, project / "settings.local.json"),
+        (SettingsScope.MANAGED, managed_settings_path()),
     ]
 
 
@@ -117,18 +156,17 @@ def read_settings_file(path: Path) -> tuple[dict[str, Any] | None, SettingsProbl
     except FileNotFoundError:
         return None, None
     except (OSError, UnicodeDecodeError) as exc:
-        return None, SettingsProblem(path, f"cannot read settings file: {exc}")
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return None, SettingsProblem(path, f"cannot read settings file: {reason}", 1, 1)
     if not text.strip():
         return {}, None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        fix = "fix the JSON syntax (no comments or trailing commas); the file was skipped"
+        fix = "fix the JSON syntax (no comments or trailing commas)"
         return None, SettingsProblem(path, f"invalid JSON: {exc.msg}; {fix}", exc.lineno, exc.colno)
     if not isinstance(data, dict):
-        return None, SettingsProblem(
-            path, "settings must be a JSON object; the file was skipped", 1, 1
-        )
+        return None, SettingsProblem(path, "settings must be a JSON object", 1, 1)
     return data, None
 
 
@@ -144,7 +182,7 @@ def load_settings(cwd: Path, *, user_home: Path | None = None, trusted: bool) ->
         if problem is not None:
             merger.problems.append(problem)
         if data is not None:
-            is_project = scope is not SettingsScope.USER
+            is_project = scope in (SettingsScope.PROJECT, SettingsScope.LOCAL)
             merger.add(SettingsFile(scope, path, data), trusted=trusted or not is_project)
     return merger.result()
 
@@ -190,8 +228,10 @@ class _Merger:
             self._text = file.path.read_text(encoding="utf-8")
         except OSError:
             self._text = ""
-        root = self.cwd if file.scope is not SettingsScope.USER else file.path.parent
+        project = file.scope in (SettingsScope.PROJECT, SettingsScope.LOCAL)
+        root = self.cwd if project else file.path.parent
         data = file.data
+        self._unknown_keys(file, data, TOP_LEVEL_KEYS, "")
         self._add_permissions(file, data.get("permissions", {}), root, trusted)
         self._add_hooks(file, data.get("hooks"), trusted)
         self._add_env(file, data.get("env"), trusted)
@@ -203,7 +243,7 @@ class _Merger:
             else:
                 self._problem(file, "model", "'model' must be a string")
         self._add_tool_search(file, data.get("toolSearch"))
-        if file.scope is SettingsScope.USER:
+        if file.scope is SettingsScope.USER:  # a project can never trust itself
             folders = self._str_list(file, data, "trustedFolders")
             self.trusted_folders.extend(Path(f).expanduser() for f in folders)
 
@@ -221,10 +261,18 @@ class _Merger:
             return
         self.tool_search = value
 
+    def _unknown_keys(
+        self, file: SettingsFile, data: Mapping[str, Any], known: frozenset[str], where: str
+    ) -> None:
+        for key in data:
+            if key not in known:
+                self._problem(file, key, f"unknown key {where}{key!r} (ignored)", Severity.WARNING)
+
     def _add_permissions(self, file: SettingsFile, raw: object, root: Path, trusted: bool) -> None:
         if not isinstance(raw, Mapping):
             self._problem(file, "permissions", "'permissions' must be an object")
             return
+        self._unknown_keys(file, raw, PERMISSION_KEYS, "in 'permissions': ")
         for behavior in ("deny", "ask", "allow"):
             rules = self._rules(file, raw, behavior, root)
             if behavior == "deny" or trusted:
@@ -268,7 +316,9 @@ class _Merger:
             return
         hooks, problems = parse_hooks(raw, source=str(file.path))
         for message in problems:
-            self._problem(file, "hooks", message.removeprefix(f"{file.path}: "))
+            text = message.removeprefix(f"{file.path}: ")
+            unknown = text.startswith("unknown hook event")
+            self._problem(file, "hooks", text, Severity.WARNING if unknown else Severity.ERROR)
         if trusted:
             self.hooks = self.hooks.merged(hooks)
         elif hooks.count():
@@ -295,13 +345,15 @@ class _Merger:
         if value is None:
             return []
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self._problem(file, key, f"'{key}' must be a list of strings; it was skipped")
+            self._problem(file, key, f"'{key}' must be a list of strings")
             return []
         return list(value)
 
-    def _problem(self, file: SettingsFile, key: str, message: str) -> None:
+    def _problem(
+        self, file: SettingsFile, key: str, message: str, severity: Severity = Severity.ERROR
+    ) -> None:
         line, column = _locate(self._text, key)
-        self.problems.append(SettingsProblem(file.path, message, line, column))
+        self.problems.append(SettingsProblem(file.path, message, line, column, severity))
 
 
 def _ruleset(behavior: str, rules: list[PermissionRule]) -> RuleSet:

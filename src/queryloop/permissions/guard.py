@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..tools.base import ToolContext
-from . import bash
+from . import bash, paths
 from .rules import MatchContext, PermissionRule, RuleSet
 
 MAX_GLOB_MATCHES = 1000
@@ -53,9 +53,17 @@ def bash_doubt(rules: RuleSet, command: str, ctx: ToolContext, mc: MatchContext)
 def _protected_path(
     rules: RuleSet, command: str, ctx: ToolContext, mc: MatchContext
 ) -> Doubt | None:
+    protected = [
+        (
+            rule,
+            paths.compile_pattern(rule.content, root=rule.root or mc.cwd, cwd=mc.cwd, home=mc.home),
+        )
+        for rule in rules.deny
+        if rule.tool in ("Read", "Edit") and rule.content
+    ]
     for word, is_glob in bash.path_words(command):
         for path in _expand(word, is_glob, ctx):
-            rule = _file_rule(rules, path, mc)
+            rule = _protecting(protected, path)
             if rule is not None:
                 return Doubt(
                     f"the command names {path}, which the rule {rule} (from {rule.source}) "
@@ -65,16 +73,31 @@ def _protected_path(
     return None
 
 
-def _file_rule(rules: RuleSet, path: Path, mc: MatchContext) -> PermissionRule | None:
-    return rules.find("deny", "Read", str(path), mc) or rules.find("deny", "Edit", str(path), mc)
+def _protecting(
+    protected: list[tuple[PermissionRule, paths.PathPattern]], path: str
+) -> PermissionRule | None:
+    """The rule protecting `path` as written or, when it exists, with symlinks resolved (a
+    path that does not exist cannot be read, so its symlinks need not be looked up)."""
+    literal = os.path.normpath(path)
+    for rule, pattern in protected:
+        if paths.matches_literal(pattern, literal):
+            return rule
+    if not os.path.lexists(literal):
+        return None
+    for rule, pattern in protected:
+        if paths.matches(pattern, Path(literal), resolved_only=True):
+            return rule
+    return None
 
 
-def _expand(word: str, is_glob: bool, ctx: ToolContext) -> list[Path]:
+def _expand(word: str, is_glob: bool, ctx: ToolContext) -> list[str]:
+    """Absolute path strings the word may name (a glob: its matches in the working folder)."""
+    cwd = str(ctx.cwd)
+    word = os.path.expanduser(word) if word.startswith("~") else word
     if not is_glob:
-        return [ctx.resolve(word)]
-    pattern = os.path.expanduser(word)
-    matches = globlib.glob(pattern, root_dir=ctx.cwd, include_hidden=True, recursive=True)
-    return [ctx.resolve(m) for m in matches[:MAX_GLOB_MATCHES]] or [ctx.resolve(word)]
+        return [os.path.join(cwd, word)]
+    matches = globlib.glob(word, root_dir=cwd, include_hidden=True, recursive=True)
+    return [os.path.join(cwd, m) for m in matches[:MAX_GLOB_MATCHES]] or [os.path.join(cwd, word)]
 
 
 def headless_message(description: str, reason: str) -> str:

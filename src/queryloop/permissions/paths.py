@@ -31,8 +31,11 @@ class PathPattern:
 
     base: Path
     regex: re.Pattern[str]
+    covering: re.Pattern[str] | None = None
+    """`regex` or any folder above: matches a relative path the pattern covers."""
 
 
+@lru_cache(maxsize=1024)
 def compile_pattern(pattern: str, *, root: Path, cwd: Path, home: Path) -> PathPattern:
     """Resolve the pattern's anchor and compile it to a regex over `/`-joined relative paths."""
     text = pattern.strip()
@@ -52,7 +55,8 @@ def compile_pattern(pattern: str, *, root: Path, cwd: Path, home: Path) -> PathP
         body = _glob_to_regex(rel[:-3]) + "(?:/.*)?"
     else:
         body = _glob_to_regex(rel)
-    return PathPattern(base, re.compile(f"^{prefix}{body}$", re.DOTALL))
+    regex = re.compile(f"^{prefix}{body}$", re.DOTALL)
+    return PathPattern(base, regex, re.compile(f"^{prefix}{body}(?:/.*)?$", re.DOTALL))
 
 
 @lru_cache(maxsize=512)
@@ -98,6 +102,25 @@ def matches(pattern: PathPattern, path: Path, *, resolved_only: bool) -> bool:
     if not resolved_only:
         forms.append((literal_path(pattern.base), literal_path(path)))
     return any(_matches_under(base, p, pattern.regex) for base, p in forms)
+
+
+def matches_literal(pattern: PathPattern, path: str) -> bool:
+    """Like `matches`, for an absolute, normalised path string as written (no filesystem
+    access, string operations only: the Bash guard checks every word of a command)."""
+    base = _literal_base(pattern.base)
+    if path == base:
+        rel = ""
+    elif path.startswith(base + "/") or base == "/":
+        rel = path[len(base) + 1 :] if base != "/" else path[1:]
+    else:
+        return False
+    covering = pattern.covering or pattern.regex
+    return covering.match(rel) is not None
+
+
+@lru_cache(maxsize=256)
+def _literal_base(base: Path) -> str:
+    return str(literal_path(base)).rstrip("/") or "/"
 
 
 def _matches_under(base: Path, path: Path, regex: re.Pattern[str]) -> bool:

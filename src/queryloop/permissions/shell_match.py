@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from fnmatch import fnmatchcase
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .shell_options import SUBCOMMAND_PROGRAMS, canonical, split_option, table_key
 from .shell_parse import SimpleCommand, Word
@@ -47,8 +47,7 @@ class Verdict(IntEnum):
     MATCH = 2
 
 
-@dataclass(frozen=True, slots=True)
-class Normal:
+class Normal(NamedTuple):
     """One invocation in the normal form rules are compared in (see `shell_options`)."""
 
     program: str
@@ -86,8 +85,7 @@ def normalize(words: Sequence[Word], *, open_tail: bool = False, certain: bool =
         for part in split_option(program, word)
         for name in canonical(key, part)
     )
-    text = " ".join(w.value if w.value is not None else "\0" for w in words)
-    return Normal(program, options, tuple(positionals), loose, certain, text)
+    return Normal(program, options, tuple(positionals), loose, certain, _text(words))
 
 
 def _path_form(value: str) -> str:
@@ -207,31 +205,53 @@ def _match_glob(spec: BashSpec, command: Normal) -> Verdict:
     return Verdict.NO
 
 
-@dataclass(frozen=True)
 class _Index:
-    """One line's invocations in normal form, by program, plus unknown-wrapper suffixes."""
+    """One line's invocations by program, normalised on first use, plus the words after an
+    unknown program that could start a command it runs (the unknown-wrapper heuristic)."""
 
-    analysis: ShellAnalysis
-    by_program: dict[str, list[Normal]]
-    normals: tuple[Normal, ...]
-    suffixes: dict[str, list[tuple[Invocation, int]]]
+    def __init__(self, analysis: ShellAnalysis) -> None:
+        self.analysis = analysis
+        self.by_program: dict[str, list[Invocation]] = {}
+        self.suffixes: dict[str, list[tuple[Invocation, int]]] = {}
+        self._normal: dict[int, Normal] = {}
+        self._texts: tuple[Normal, ...] | None = None
+        for inv in analysis.invocations:
+            program = (inv.words[0].value or "").rsplit("/", 1)[-1]
+            self.by_program.setdefault(program, []).append(inv)
+            if program and not _known(program):
+                for k, word in enumerate(inv.words[1:], start=1):
+                    if word.static and word.value and not word.value.startswith("-"):
+                        name = word.value.rsplit("/", 1)[-1]
+                        self.suffixes.setdefault(name, []).append((inv, k))
+
+    def normals(self, program: str) -> list[Normal]:
+        """The invocations of `program`, normalised."""
+        out = []
+        for inv in self.by_program.get(program, ()):
+            normal = self._normal.get(id(inv))
+            if normal is None:
+                normal = normalize(inv.words, open_tail=inv.open_tail, certain=inv.certain)
+                self._normal[id(inv)] = normal
+            out.append(normal)
+        return out
+
+    def texts(self) -> tuple[Normal, ...]:
+        """Every invocation with just its text (for wildcard rules)."""
+        if self._texts is None:
+            self._texts = tuple(
+                Normal("", frozenset(), (), inv.open_tail, inv.certain, _text(inv.words))
+                for inv in self.analysis.invocations
+            )
+        return self._texts
+
+
+def _text(words: Sequence[Word]) -> str:
+    return " ".join(w.value if w.value is not None else "\0" for w in words)
 
 
 @lru_cache(maxsize=2048)
 def _index(line: str) -> _Index:
-    analysis = analyze(line)
-    normals: list[Normal] = []
-    by_program: dict[str, list[Normal]] = {}
-    suffixes: dict[str, list[tuple[Invocation, int]]] = {}
-    for inv in analysis.invocations:
-        normal = normalize(inv.words, open_tail=inv.open_tail, certain=inv.certain)
-        normals.append(normal)
-        by_program.setdefault(normal.program, []).append(normal)
-        if normal.program and not _known(normal.program):
-            for k, word in enumerate(inv.words[1:], start=1):
-                if word.static and word.value and not word.value.startswith("-"):
-                    suffixes.setdefault(word.value.rsplit("/", 1)[-1], []).append((inv, k))
-    return _Index(analysis, by_program, tuple(normals), suffixes)
+    return _Index(analyze(line))
 
 
 def _known(program: str) -> bool:
@@ -245,13 +265,13 @@ def rule_verdict(content: str, line: str) -> tuple[Verdict, str]:
     index = _index(line)
     best, reason = Verdict.NO, ""
     if spec.kind == "glob":
-        candidates: Sequence[Normal] = index.normals
+        candidates: Sequence[Normal] = index.texts()
         assert spec.regex is not None
         if spec.regex.fullmatch(line.strip()):
             return Verdict.MATCH, ""
     else:
         program = spec.normal.program if spec.normal is not None else ""
-        candidates = index.by_program.get(program, [])
+        candidates = index.normals(program)
     for normal in candidates:
         verdict = match_normal(spec, normal)
         if verdict > best:

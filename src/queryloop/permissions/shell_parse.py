@@ -17,14 +17,17 @@ import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 _LINE_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
 _GLOB = re.compile(r"(?<!\\)(?:\\\\)*[*?\[]")
 _BRACE = re.compile(r"(?<!\\)(?:\\\\)*\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_SPECIAL = re.compile(r"[\\*?\[{]")
+_PLAIN_UNSAFE = re.compile(rb"['\"\\$`*?\[\]{}()<>;&|#\n]|^\S*=")
+_BACKSLASH = re.compile(r"\\(.)", re.DOTALL)
 _DQ_ESCAPE = re.compile(r"\\([$`\"\\\n])")
 _ANSI_SIMPLE = {
     "a": "\a",
@@ -43,12 +46,14 @@ _ANSI_SIMPLE = {
 }
 _ANSI = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)")
 _SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "-"})
-_LEAVES = frozenset({"word", "raw_string", "number", "comment", "variable_name", "string_content"})
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One shell word after quote removal; `value` None means not statically known."""
+class Word(NamedTuple):
+    """One shell word after quote removal; `value` None means not statically known.
+
+    A NamedTuple rather than a frozen dataclass: a long line has hundreds of words and a
+    dataclass's frozen `__init__` would be most of the parse's cost.
+    """
 
     value: str | None
     glob: bool = False
@@ -65,8 +70,7 @@ class Word:
 DYNAMIC = Word(None)
 
 
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
+class SimpleCommand(NamedTuple):
     """One simple command: its words (program first) and what feeds its stdin."""
 
     words: tuple[Word, ...]
@@ -101,7 +105,7 @@ def _text(node: Node) -> str:
 
 def parse_line(command: str) -> ParsedLine:
     """Parse `command` (not cached: `shell_unwrap.analyze` caches the whole analysis)."""
-    source = _LINE_CONTINUATION.sub(r"\1", command)
+    source = _LINE_CONTINUATION.sub(r"\1", command) if "\\\n" in command else command
     # tree-sitter-bash glues a word that starts a line with `\` to the line before
     # (`ls⏎\rm` would be one command); leading blanks change nothing for the shell.
     source = source.replace("\n\\", "\n \\")
@@ -128,20 +132,24 @@ class _Walker:
         """An unquoted word holds a newline: the parse disagrees with the shell's."""
 
     def walk(self, root: Node) -> None:
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            kind = node.type
-            if kind in _LEAVES:
-                continue
-            handler = _HANDLERS.get(kind)
-            if handler is not None:
+        """Visit the nodes that matter, found by one tree-sitter query (in C, not Python);
+        pipelines and redirections first, so their commands know what feeds them."""
+        found = QueryCursor(_query()).captures(root)
+        for name in _CAPTURE_ORDER:
+            handler = _HANDLERS[name]
+            for node in found.get(name, ()):
                 handler(self, node)
-            stack.extend(reversed(node.children))
 
     # -- handlers -------------------------------------------------------------------------
 
     def command(self, node: Node) -> None:
+        """Record one simple command."""
+        raw = node.text or b""
+        if _PLAIN_UNSAFE.search(raw) is None:
+            # the common case, a plain `prog arg arg`: its words are the text split at blanks
+            plain = raw.decode("utf-8", "surrogateescape").split()
+            self._add(node, [Word(w) for w in plain], [])
+            return
         words: list[Word] = []
         names: list[str] = []
         for child in node.named_children:
@@ -158,14 +166,21 @@ class _Walker:
                 self.file_redirect(child)
             elif kind != "comment" and words:
                 words.append(word_of(child))
-            if kind == "word" and "\n" in _text(child):
+            if kind == "word" and b"\n" in (child.text or b""):
                 self.misparsed = True
-        words.extend(word_of(extra) for extra in self._extra_args.get(node.id, ()))
+        self._add(node, words, names)
+
+    def _add(self, node: Node, words: list[Word], names: list[str]) -> None:
+        if self._extra_args or self._stdin or self._piped:
+            key = node.id
+            words.extend(word_of(extra) for extra in self._extra_args.get(key, ()))
+            stdin = self._stdin.get(key)
+            piped = key in self._piped and stdin is None
+        else:
+            stdin, piped = None, False
         if names:
             self.hazards.append("environment assignment")
         if words:
-            stdin = self._stdin.get(node.id)
-            piped = node.id in self._piped and stdin is None
             self.commands.append(SimpleCommand(tuple(words), tuple(names), stdin, piped))
 
     def redirected_statement(self, node: Node) -> None:
@@ -223,9 +238,6 @@ class _Walker:
     def substitution(self, node: Node) -> None:
         self.hazards.append(node.type.replace("_", " "))
 
-    def error(self, node: Node) -> None:
-        self.hazards.append("unparsable")
-
     def declaration(self, node: Node) -> None:
         self.hazards.append("declaration")
 
@@ -236,16 +248,22 @@ class _Walker:
 
 
 _HANDLERS: dict[str, Any] = {
-    "command": _Walker.command,
     "redirected_statement": _Walker.redirected_statement,
     "pipeline": _Walker.pipeline,
+    "command": _Walker.command,
     "command_substitution": _Walker.substitution,
     "process_substitution": _Walker.substitution,
-    "ERROR": _Walker.error,
     "declaration_command": _Walker.declaration,
     "unset_command": _Walker.declaration,
     "variable_assignment": _Walker.assignment,
 }
+_CAPTURE_ORDER = tuple(_HANDLERS)
+
+
+@lru_cache(maxsize=1)
+def _query() -> Query:
+    patterns = " ".join(f"({kind}) @{kind}" for kind in _HANDLERS)
+    return Query(Language(tree_sitter_bash.language()), patterns)
 
 
 def _redirect_word(node: Node) -> Word:
@@ -308,12 +326,12 @@ def word_of(node: Node) -> Word:
 
 
 def _unquoted(text: str) -> Word:
-    if text in ("{", "}"):
+    if _SPECIAL.search(text) is None or text in ("{", "}"):
         return Word(text)
-    if _BRACE.search(text):
+    if "{" in text and _BRACE.search(text):
         return DYNAMIC
     glob = _GLOB.search(text) is not None
-    return Word(re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL), glob=glob)
+    return Word(_BACKSLASH.sub(r"\1", text) if "\\" in text else text, glob=glob)
 
 
 def _double_quoted(node: Node) -> Word:

@@ -23,6 +23,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from .shell_parse import DYNAMIC, ParsedLine, SimpleCommand, Word, parse_line
 from .shell_wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, skip_options
@@ -66,10 +67,16 @@ _GIT_FLAG = frozenset(
     }
 )
 _GIT_OPTIONAL_ARG = frozenset({"--exec-path", "--list-cmds"})
+_LOOK_INSIDE = (
+    SHELLS
+    | WRAPPERS.keys()
+    | {program for program, _ in SUBCOMMAND_WRAPPERS}
+    | {"eval", "source", ".", "find", "git", "su", "runuser", "script", "sg", "trap", "alias"}
+)
+"""Programs `_Dispatch` knows how to look inside (others are taken as they are)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Invocation:
+class Invocation(NamedTuple):
     """One argv that may run."""
 
     words: tuple[Word, ...]
@@ -161,7 +168,10 @@ class _Collector:
             self.unknowns.append(f"the program is not statically known in {_render(words)}")
             return
         name = program.value.rsplit("/", 1)[-1]
-        _Dispatch(self, words, name, depth, certain, open_tail, stdin, piped).run()
+        if name in ("{", "}", "(", ")", "!"):  # `sudo { rm …; }`: look past the stray word
+            self.argv(words[1:], depth, certain, open_tail=open_tail, stdin=stdin, piped=piped)
+        elif name in _LOOK_INSIDE:
+            _Dispatch(self, words, name, depth, certain, open_tail, stdin, piped).run()
 
 
 @dataclass
