@@ -363,10 +363,13 @@ def _ruleset(behavior: str, rules: list[PermissionRule]) -> RuleSet:
     return RuleSet(ask=found) if behavior == "ask" else RuleSet(deny=found)
 
 
-def _locate(text: str, key: str) -> tuple[int | None, int | None]:
-    """Line and column of the first `"key"` in the file (JSON has no positions after parsing)."""
+def _locate(text: str, key: str) -> tuple[int, int]:
+    """Line and column of the first `"key"` in the file (JSON has no positions after parsing);
+    1:1 when it cannot be found (an escaped spelling)."""
     index = text.find(json.dumps(key))
     if index < 0:
-        return None, None
+        index = text.find(json.dumps(key, ensure_ascii=False))
+    if index < 0:
+        return 1, 1
     line = text.count("\n", 0, index) + 1
     return line, index - (text.rfind("\n", 0, index) + 1) + 1

@@ -62,7 +62,7 @@ def test_merge_order_and_origins(dirs: tuple[Path, Path]) -> None:
     assert s.problems == ()
 
 
-def test_broken_json_is_a_located_warning_and_others_still_load(dirs: tuple[Path, Path]) -> None:
+def test_broken_json_is_a_located_error_and_others_still_load(dirs: tuple[Path, Path]) -> None:
     project, home = dirs
     write(home / "settings.json", {"permissions": {"allow": ["Bash(ls:*)"]}})
     bad = write(
@@ -74,11 +74,12 @@ def test_broken_json_is_a_located_warning_and_others_still_load(dirs: tuple[Path
     problem = s.problems[0]
     assert problem.path == bad and (problem.line, problem.column) == (3, 15)
     assert str(problem).startswith(f"{bad}:3:15: invalid JSON")
+    assert problem.is_error and s.errors == (problem,)
     assert isinstance(problem.as_error(), ConfigError)
     assert [str(r) for r in s.rules.allow] == ["Bash(ls:*)"] and s.model == "m"
 
 
-def test_wrong_types_are_warnings(dirs: tuple[Path, Path]) -> None:
+def test_wrong_types_and_bad_rules_are_errors(dirs: tuple[Path, Path]) -> None:
     project, home = dirs
     write(
         project / ".queryloop/settings.json",
@@ -107,6 +108,10 @@ def test_wrong_types_are_warnings(dirs: tuple[Path, Path]) -> None:
         assert needle in text
     assert [str(r) for r in s.rules.deny] == ["Read(./.env)"]
     assert all(p.line is not None for p in s.problems)
+    warnings = [p for p in s.problems if not p.is_error]
+    assert [p.message for p in warnings] == [
+        m for m in (p.message for p in s.problems) if m.startswith("unknown hook event")
+    ]
 
 
 def test_top_level_not_object(dirs: tuple[Path, Path]) -> None:

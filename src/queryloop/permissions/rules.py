@@ -21,6 +21,7 @@ or ask rule that *may* match (the parse cannot see part of the line) is reported
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -63,6 +64,8 @@ class PermissionRule:
         content = match.group(2)
         if content is not None and content.strip() in ("", "*"):
             content = None
+        if match.group(1) == "Bash" and content is not None:
+            _check_bash_specifier(text, content, source)
         return cls(match.group(1), content, behavior, source, root)
 
     def __str__(self) -> str:
@@ -79,6 +82,18 @@ class PermissionRule:
         if self.tool.startswith("mcp__") and self.tool.count("__") == 1:
             return tool_name.startswith(self.tool + "__")
         return "*" in self.tool and fnmatchcase(tool_name, self.tool)
+
+
+def _check_bash_specifier(text: str, content: str, source: str) -> None:
+    spec = content.strip()
+    spec = spec[:-2] if spec.endswith(":*") else spec
+    try:
+        shlex.split(spec)
+    except ValueError as exc:
+        raise ConfigError(
+            f"invalid permission rule {text!r} in {source}: the command does not parse ({exc}); "
+            "balance its quotes, for example Bash(git commit -m 'wip':*)"
+        ) from exc
 
 
 @dataclass(frozen=True, slots=True)

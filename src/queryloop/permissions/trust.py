@@ -36,6 +36,21 @@ from .rules import RuleSet
 TRUST_HINT = "run `queryloop trust` (or pass --trust) in this folder to trust it"
 
 
+class SettingsError(ConfigError):
+    """Settings or MCP config files that cannot be used: the run must not start.
+
+    `problems` lists each one as `file:line:column: what is wrong`.
+    """
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        listed = "; ".join(self.problems)
+        super().__init__(
+            f"invalid settings, so nothing was run (queryloop never runs with fewer deny rules "
+            f"than you wrote): {listed}"
+        )
+
+
 def trusted_folders(user_home: Path | None = None) -> list[Path]:
     """The folders recorded as trusted in the user settings file."""
     data, _problem = read_settings_file(user_settings_path(user_home))
@@ -111,6 +126,11 @@ def load_workspace(
     `trust_override`: True/False force trust for this run (the CLI's `--trust` records it with
     `trust_folder` too); None consults the recorded trusted folders. `mcp_config_files`,
     `allowed_tools` and `disallowed_tools` come from the command line and are always applied.
+
+    Fails closed: raises `SettingsError` (a `ConfigError`) when a settings file cannot be read
+    or parsed, holds a value of the wrong type or a rule that does not parse, or when an
+    `--mcp-config` file (or a trusted project's `.mcp.json`) is missing or invalid. Warnings
+    (unknown keys) become `notices`.
     """
     home = user_home or queryloop_home()
     trusted = is_trusted(cwd, home) if trust_override is None else trust_override
@@ -118,25 +138,29 @@ def load_workspace(
     problems: list[SettingsProblem | str] = list(settings.problems)
     ignored = list(settings.ignored)
 
+    errors: list[str] = [str(p) for p in settings.problems if p.is_error]
     project_servers, mcp_problems = load_mcp_config(cwd / MCP_JSON)
-    problems.extend(mcp_problems)
+    (errors if trusted else problems).extend(mcp_problems)
     servers: dict[str, McpServerConfig] = {}
     if trusted:
         servers.update(project_servers)
     elif project_servers:
         ignored.append(f"{cwd / MCP_JSON}: MCP servers " + ", ".join(sorted(project_servers)))
     for extra in mcp_config_files:
-        if not extra.exists():
-            problems.append(f"{extra}: --mcp-config file not found")
+        if not extra.is_file():
+            errors.append(f"{extra}:1:1: --mcp-config file not found")
+            continue
         found, extra_problems = load_mcp_config(extra)
         servers.update(found)
-        problems.extend(extra_problems)
+        errors.extend(extra_problems)
+    if errors:
+        raise SettingsError(errors)
 
     cli_rules = RuleSet.from_strings(
         allow=allowed_tools, deny=disallowed_tools, source="command line", root=cwd
     )
     settings = replace(settings, rules=settings.rules.merged(cli_rules))
-    notices = [f"settings problem: {p}" for p in problems]
+    notices = [f"settings warning: {p}" for p in problems]
     if ignored:
         notices.append(
             f"{cwd} is not a trusted folder, so its project settings were ignored (deny rules "
