@@ -36,6 +36,7 @@ from pydantic import BaseModel
 
 from ..tools.base import PermissionDecision, Tool, ToolContext
 from . import bash, guard, paths
+from .hidden import HIDDEN_PATHS
 from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode, parse_mode
 from .rules import MatchContext, PermissionRule, RuleSet
 
@@ -168,6 +169,7 @@ class PermissionChecker:
         self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
     ) -> tuple[PermissionDecision, bool]:
         """The decision, and whether it is a fail-closed ask no allow rule can answer."""
+        self._install_hidden(ctx)
         call = _Call.of(tool, input, ctx, self.context)
         denied = self.denied_by_rule(tool, input, ctx)
         if denied is not None:
@@ -204,6 +206,19 @@ class PermissionChecker:
         if own.behavior in ("allow", "ask"):
             return own
         return self._by_mode(name, call, read_only, ctx)
+
+    def _install_hidden(self, ctx: ToolContext) -> None:
+        """Let Grep, Glob and LS skip what `Read` deny rules protect (`permissions.hidden`)."""
+        if not any(r.tool == "Read" and r.content for r in self.context.rules.deny):
+            ctx.extras.pop(HIDDEN_PATHS, None)
+            return
+        context = self.context
+
+        def hidden(path: Path) -> bool:
+            mc = MatchContext(ctx.cwd, context.home)
+            return context.rules.find("deny", "Read", str(path), mc) is not None
+
+        ctx.extras[HIDDEN_PATHS] = hidden
 
     def _by_mode(
         self, name: str, call: _Call, read_only: bool, ctx: ToolContext

@@ -16,7 +16,6 @@ from __future__ import annotations
 import glob as globlib
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..tools.base import ToolContext
 from . import bash, paths
@@ -53,14 +52,12 @@ def bash_doubt(rules: RuleSet, command: str, ctx: ToolContext, mc: MatchContext)
 def _protected_path(
     rules: RuleSet, command: str, ctx: ToolContext, mc: MatchContext
 ) -> Doubt | None:
-    protected = [
-        (
-            rule,
-            paths.compile_pattern(rule.content, root=rule.root or mc.cwd, cwd=mc.cwd, home=mc.home),
-        )
-        for rule in rules.deny
-        if rule.tool in ("Read", "Edit") and rule.content
-    ]
+    protected: list[_Protected] = []
+    for rule in rules.deny:
+        if rule.tool in ("Read", "Edit") and rule.content:
+            root = rule.root or mc.cwd
+            pattern = paths.compile_pattern(rule.content, root=root, cwd=mc.cwd, home=mc.home)
+            protected.append(_Protected(rule, pattern, os.path.realpath(pattern.base)))
     for word, is_glob in bash.path_words(command):
         for path in _expand(word, is_glob, ctx):
             rule = _protecting(protected, path)
@@ -73,20 +70,26 @@ def _protected_path(
     return None
 
 
-def _protecting(
-    protected: list[tuple[PermissionRule, paths.PathPattern]], path: str
-) -> PermissionRule | None:
+@dataclass(frozen=True, slots=True)
+class _Protected:
+    rule: PermissionRule
+    pattern: paths.PathPattern
+    real_base: str
+
+
+def _protecting(protected: list[_Protected], path: str) -> PermissionRule | None:
     """The rule protecting `path` as written or, when it exists, with symlinks resolved (a
     path that does not exist cannot be read, so its symlinks need not be looked up)."""
     literal = os.path.normpath(path)
-    for rule, pattern in protected:
-        if paths.matches_literal(pattern, literal):
-            return rule
+    for item in protected:
+        if paths.matches_literal(item.pattern, literal):
+            return item.rule
     if not os.path.lexists(literal):
         return None
-    for rule, pattern in protected:
-        if paths.matches(pattern, Path(literal), resolved_only=True):
-            return rule
+    real = os.path.realpath(literal)
+    for item in protected:
+        if paths.covers(item.pattern, item.real_base, real):
+            return item.rule
     return None
 
 

@@ -107,7 +107,12 @@ def matches(pattern: PathPattern, path: Path, *, resolved_only: bool) -> bool:
 def matches_literal(pattern: PathPattern, path: str) -> bool:
     """Like `matches`, for an absolute, normalised path string as written (no filesystem
     access, string operations only: the Bash guard checks every word of a command)."""
-    base = _literal_base(pattern.base)
+    return covers(pattern, _literal_base(pattern.base), path)
+
+
+def covers(pattern: PathPattern, base: str, path: str) -> bool:
+    """Does the pattern, anchored at the folder `base` (a string), cover `path`?"""
+    base = base.rstrip("/") or "/"
     if path == base:
         rel = ""
     elif path.startswith(base + "/") or base == "/":

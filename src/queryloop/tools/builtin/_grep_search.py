@@ -14,7 +14,7 @@ import asyncio
 import fnmatch
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -74,6 +74,8 @@ class GrepQuery:
     before: int = 0
     after: int = 0
     multiline: bool = False
+    hidden: Callable[[Path], bool] | None = None
+    """Files to leave out (what `Read` deny rules protect); set, Grep uses this backend."""
 
 
 def split_globs(spec: str | None) -> tuple[str, ...]:
@@ -237,7 +239,7 @@ def search_python(q: GrepQuery) -> list[str]:
     regex = compile_pattern(q)
     out: list[str] = []
     for path in _walk(q.root):
-        if not _wanted(path, q.root, q):
+        if not _wanted(path, q.root, q) or (q.hidden is not None and q.hidden(path)):
             continue
         text = _read_text(path)
         hits = _matching_lines(text, regex, q.multiline) if text is not None else []

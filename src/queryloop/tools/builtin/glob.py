@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ...permissions.hidden import hidden_filter
 from ..base import ToolContext, ToolProgress, ToolResult
 from ._common import PathTool, StrictInput, resolve_path
 
@@ -55,6 +56,9 @@ class GlobTool(PathTool[GlobInput]):
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         root = resolve_path(ctx, input.path or ".")
         matches = await asyncio.to_thread(find_files, root, input.pattern)
+        hidden = hidden_filter(ctx.extras)
+        if hidden is not None:
+            matches = [m for m in matches if not hidden(m)]
         if not matches:
             yield ToolResult(content="No files found", data={"count": 0})
             return

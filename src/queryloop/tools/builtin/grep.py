@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ...permissions.hidden import hidden_filter
 from ..base import ToolContext, ToolProgress, ToolResult
 from ._common import PathTool, StrictInput, resolve_path
 from ._grep_search import GrepQuery, OutputMode, search_python, search_ripgrep, split_globs
@@ -76,15 +77,15 @@ class GrepTool(PathTool[GrepInput]):
         return None
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
-        query = _query(input, resolve_path(ctx, input.path or "."))
-        if self.rg_path:
+        query = _query(input, resolve_path(ctx, input.path or "."), hidden_filter(ctx.extras))
+        if self.rg_path and query.hidden is None:
             lines = await search_ripgrep(self.rg_path, query)
         else:
             lines = await asyncio.to_thread(search_python, query)
         yield _format(query, lines, input.head_limit)
 
 
-def _query(input: Any, root: Path) -> GrepQuery:
+def _query(input: Any, root: Path, hidden: Callable[[Path], bool] | None = None) -> GrepQuery:
     context = input.context or 0
     return GrepQuery(
         pattern=input.pattern,
@@ -97,6 +98,7 @@ def _query(input: Any, root: Path) -> GrepQuery:
         before=input.before if input.before is not None else context,
         after=input.after if input.after is not None else context,
         multiline=input.multiline,
+        hidden=hidden,
     )
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ...permissions.hidden import hidden_filter
 from ..base import ToolContext, ToolProgress, ToolResult
 from ._common import PathTool, StrictInput, resolve_path
 
@@ -52,7 +53,10 @@ class LSTool(PathTool[LSInput]):
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         root = resolve_path(ctx, input.path or ".")
-        lines, truncated = await asyncio.to_thread(list_tree, root, tuple(input.ignore or ()))
+        hidden = hidden_filter(ctx.extras)
+        lines, truncated = await asyncio.to_thread(
+            list_tree, root, tuple(input.ignore or ()), hidden
+        )
         text = "\n".join([f"- {root}/", *lines])
         if truncated:
             text += (
@@ -67,8 +71,11 @@ def _skipped(name: str, ignore: tuple[str, ...]) -> bool:
     )
 
 
-def list_tree(root: Path, ignore: tuple[str, ...]) -> tuple[list[str], bool]:
-    """Indented `- name` lines (folders end in /), depth first; True when cut at the cap."""
+def list_tree(
+    root: Path, ignore: tuple[str, ...], hidden: Callable[[Path], bool] | None = None
+) -> tuple[list[str], bool]:
+    """Indented `- name` lines (folders end in /), depth first; True when cut at the cap.
+    `hidden` leaves out what `Read` deny rules protect."""
     lines: list[str] = []
 
     def visit(folder: Path, depth: int) -> bool:
@@ -77,7 +84,7 @@ def list_tree(root: Path, ignore: tuple[str, ...]) -> tuple[list[str], bool]:
         except OSError:
             return True
         for entry in entries:
-            if _skipped(entry.name, ignore):
+            if _skipped(entry.name, ignore) or (hidden is not None and hidden(Path(entry.path))):
                 continue
             if len(lines) >= MAX_ENTRIES:
                 return False
