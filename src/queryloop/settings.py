@@ -257,7 +257,8 @@ class _Merger:
                 raise ConfigError(f"{value!r} is not a string or a token count")
             parse_tool_search(value)
         except ConfigError as exc:
-            self._problem(file, "toolSearch", f"'toolSearch': {exc}")
+            # only when MCP tools are deferred: shown, but no reason to stop the run
+            self._problem(file, "toolSearch", f"'toolSearch': {exc}", Severity.WARNING)
             return
         self.tool_search = value
 

@@ -60,12 +60,12 @@ def _protected_path(
             protected.append(_Protected(rule, pattern, os.path.realpath(pattern.base)))
     for word, is_glob in bash.path_words(command):
         for path in _expand(word, is_glob, ctx):
-            rule = _protecting(protected, path)
-            if rule is not None:
+            found = _protecting(protected, path)
+            if found is not None:
                 return Doubt(
-                    f"the command names {path}, which the rule {rule} (from {rule.source}) "
+                    f"the command names {path}, which the rule {found} (from {found.source}) "
                     "protects",
-                    str(rule),
+                    str(found),
                 )
     return None
 
