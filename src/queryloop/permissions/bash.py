@@ -25,6 +25,7 @@ __all__ = [
     "analyze",
     "deny_candidates",
     "deny_verdict",
+    "directories",
     "path_words",
 ]
 
@@ -61,6 +62,11 @@ def path_words(line: str) -> tuple[tuple[str, bool], ...]:
             if part and not part.startswith("-"):
                 seen[(part, word.glob)] = None
     return tuple(seen)
+
+
+def directories(line: str) -> tuple[str | None, ...]:
+    """The `cd`/`pushd` targets of the line in order; None for one only known at run time."""
+    return tuple(w.value if w.static else None for w in analyze(line).directories)
 
 
 def deny_candidates(line: str) -> tuple[str, ...]:

@@ -100,6 +100,9 @@ class ShellAnalysis:
     """Why some program or code could not be determined (deny rules then ask)."""
     paths: tuple[Word, ...] = field(default=())
     """Words that may name files: arguments and redirection targets, nested code included."""
+    directories: tuple[Word, ...] = field(default=())
+    """Targets of `cd` and `pushd` in the line, in order (relative paths may be relative to
+    them)."""
 
 
 @lru_cache(maxsize=2048)
@@ -114,6 +117,7 @@ def analyze(line: str) -> ShellAnalysis:
         parsed.hazards,
         tuple(dict.fromkeys(out.unknowns)),
         tuple(out.paths),
+        tuple(out.directories),
     )
 
 
@@ -124,6 +128,7 @@ class _Collector:
         self.invocations: list[Invocation] = []
         self.unknowns: list[str] = []
         self.paths: list[Word] = []
+        self.directories: list[Word] = []
 
     def parse(self, code: str, depth: int, certain: bool = True) -> ParsedLine:
         parsed = parse_line(code)
@@ -168,6 +173,9 @@ class _Collector:
             self.unknowns.append(f"the program is not statically known in {_render(words)}")
             return
         name = program.value.rsplit("/", 1)[-1]
+        if name in ("cd", "pushd"):
+            targets = [w for w in words[1:] if not (w.value or "").startswith("-")]
+            self.directories.append(targets[0] if targets else Word("~"))
         if name in ("{", "}", "(", ")", "!"):  # `sudo { rm …; }`: look past the stray word
             self.argv(words[1:], depth, certain, open_tail=open_tail, stdin=stdin, piped=piped)
         elif name in _LOOK_INSIDE:
@@ -292,6 +300,10 @@ class _Dispatch:
             self.out.code(code, self.depth, self.certain, f"{self.name} -c")
         elif i >= len(words) or (words[i].value in ("-", "-s")):
             self.stdin_code()
+        elif words[i].code is not None:  # `bash <(echo CODE)`
+            self.out.code(Word(words[i].code), self.depth, self.certain, self.name)
+        elif words[i].value is None:  # `bash <(curl …)`, `sh "$SCRIPT"`
+            self.out.unknowns.append(f"{self.name} runs a script that is not statically known")
         # else: `bash script.sh`: a script file, like running ./script.sh
 
     def stdin_code(self) -> None:
