@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .shell_match import Verdict, allow_matches, rule_verdict
+from .shell_match import Verdict, allow_candidates, allow_matches, may_concern, rule_verdict
 from .shell_unwrap import ShellAnalysis, analyze
 
 __all__ = [
@@ -32,7 +32,10 @@ __all__ = [
 
 def deny_verdict(content: str, line: str) -> tuple[Verdict, str]:
     """How a deny/ask specifier relates to `line`; the reason explains a MAYBE."""
-    return rule_verdict(content.strip(), line)
+    content = content.strip()
+    if not may_concern(content, line):
+        return Verdict.NO, ""
+    return rule_verdict(content, line)
 
 
 def allow_approves(contents: Sequence[str], line: str) -> str | None:
@@ -43,7 +46,9 @@ def allow_approves(contents: Sequence[str], line: str) -> str | None:
         return None
     first: str | None = None
     for command in analysis.top:
-        match = next((c for c in contents if allow_matches(c, command)), None)
+        program = command.words[0].value or ""
+        candidates = allow_candidates(contents, program)
+        match = next((c for c in candidates if allow_matches(c, command)), None)
         if match is None:
             return None
         first = first or match

@@ -258,6 +258,18 @@ def _known(program: str) -> bool:
     return program in NOT_EXECUTING or program in WRAPPERS or program in SHELLS
 
 
+def may_concern(content: str, line: str) -> bool:
+    """False when the specifier surely does not apply: its program does not occur in the line
+    (as a program or after an unknown one) and nothing in the line is unknown. Cheap: lets a
+    check skip most of a long rule list without computing verdicts."""
+    spec = compile_spec(content)
+    if spec.kind == "glob" or spec.normal is None:
+        return True
+    index = _index(line)
+    program = spec.normal.program
+    return bool(index.analysis.unknowns) or program in index.by_program or program in index.suffixes
+
+
 @lru_cache(maxsize=65536)
 def rule_verdict(content: str, line: str) -> tuple[Verdict, str]:
     """How the deny/ask specifier `content` relates to `line`, and why (for MAYBE)."""
@@ -294,6 +306,23 @@ def _maybe_reason(normal: Normal) -> str:
     if not normal.certain:
         return f"{text!r} may run after options that are not known"
     return f"{text!r} has words whose value is only known when it runs"
+
+
+def allow_candidates(contents: Sequence[str], program: str) -> list[str]:
+    """The allow specifiers that could approve a command whose first word is `program`."""
+    return _allow_index(tuple(contents)).get(program, []) + _allow_index(tuple(contents)).get(
+        "", []
+    )
+
+
+@lru_cache(maxsize=64)
+def _allow_index(contents: tuple[str, ...]) -> dict[str, list[str]]:
+    index: dict[str, list[str]] = {}
+    for content in contents:
+        spec = compile_spec(content)
+        key = spec.tokens[0] if spec.kind != "glob" and spec.tokens else ""
+        index.setdefault(key, []).append(content)
+    return index
 
 
 def allow_matches(content: str, command: SimpleCommand) -> bool:
