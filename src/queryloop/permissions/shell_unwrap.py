@@ -104,6 +104,11 @@ class ShellAnalysis:
     """Targets of `cd` and `pushd` in the line, in order (relative paths may be relative to
     them)."""
 
+    @property
+    def commands(self) -> tuple[SimpleCommand, ...]:
+        """The line's own simple commands (the same as `top`)."""
+        return self.top
+
 
 @lru_cache(maxsize=2048)
 def analyze(line: str) -> ShellAnalysis:
