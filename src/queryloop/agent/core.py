@@ -214,6 +214,8 @@ class Agent:
         session = self.session
         session.begin_prompt()
         runtime.params.tool_context.abort.reset()
+        async for resumed in self._resume_interrupted(runtime):
+            yield resumed
         prepared = await runtime.prepare_prompt(prompt, session.messages)
         for message in prepared.messages:
             event: LoopEvent = MessageEvent(message)
@@ -312,6 +314,24 @@ class Agent:
         """Empty the queue: its prompts as one prompt (to run next, or to give back after an
         interrupt), or None when nothing is queued."""
         return self.prompt_queue.take()
+
+    async def _resume_interrupted(self, runtime: Runtime) -> AsyncIterator[LoopEvent]:
+        """Before the next request: re-run the last response's interrupted read-only calls
+        (after kill -9 + resume, or an abort) and record their results (`loop.resume`)."""
+        from ..loop.resume import resume_interrupted_calls
+
+        params = runtime.params
+        resumed = await resume_interrupted_calls(
+            self.session.messages,
+            params.tools,
+            params.tool_context,
+            permission=params.permission,
+            hooks=params.tool_hooks,
+        )
+        for message in resumed.appended:
+            event = MessageEvent(message)
+            self.session.apply(event)
+            yield event
 
     def abort(self) -> None:
         """Stop the current turn as soon as it safely can (the REPL's Ctrl-C)."""

@@ -45,6 +45,9 @@ class McpTool:
         self._schema = tool.input_schema
         hints = tool.annotations
         self._read_only = bool(hints is not None and hints.read_only_hint)
+        idempotent = bool(hints is not None and hints.idempotent_hint)
+        self.rerun_on_resume = self._read_only or idempotent
+        """Safe to run again after an interrupt (`queryloop.loop.resume`)."""
 
     def input_schema(self) -> dict[str, Any]:
         """The server's schema object itself, so requests stay byte-identical."""

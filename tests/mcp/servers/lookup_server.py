@@ -1,8 +1,9 @@
 """A real MCP server for resume tests: read-only, idempotent and side-effect tools.
 
-`lookup` is annotated readOnlyHint and can be slow; it writes `<key>.start` and `<key>.end`
-marker files into $LOOKUP_MARKERS (when set) so a test can kill its client at a precise moment.
-`many` tools (argv: `--many N`) make a large set for the tool-search threshold.
+`lookup` is annotated readOnlyHint and can be slow; with $LOOKUP_MARKERS set it writes marker
+files `<key>.start.<pid>` and `<key>.end.<pid>` holding its client's pid, so a test can kill
+the client at a precise moment. `--many N` adds N tools: a large set for the tool-search
+threshold.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ server = MCPServer("lookup", instructions="Use lookup to read values by key.")
 
 
 def _mark(key: str, stage: str) -> None:
+    """`<key>.<stage>.<pid>` holding the parent's pid (the client that started this server)."""
     folder = os.environ.get("LOOKUP_MARKERS")
     if folder:
-        (Path(folder) / f"{key}.{stage}").write_text(str(os.getpid()))
+        (Path(folder) / f"{key}.{stage}.{os.getpid()}").write_text(str(os.getppid()))
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))

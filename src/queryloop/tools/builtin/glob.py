@@ -45,6 +45,7 @@ class GlobTool(PathTool[GlobInput]):
     path_field = "path"
     path_verb = "Searching"
     read_only = True
+    rerun_on_resume = True
     concurrency_safe = True
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:

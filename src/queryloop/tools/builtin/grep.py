@@ -62,6 +62,7 @@ class GrepTool(PathTool[GrepInput]):
     path_field = "path"
     path_verb = "Searching"
     read_only = True
+    rerun_on_resume = True
     concurrency_safe = True
 
     def __init__(self, *, use_ripgrep: bool | None = None) -> None:

@@ -41,6 +41,7 @@ class LSTool(PathTool[LSInput]):
     path_field = "path"
     path_verb = "Listing"
     read_only = True
+    rerun_on_resume = True
     concurrency_safe = True
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:

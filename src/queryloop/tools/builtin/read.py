@@ -56,6 +56,7 @@ class ReadTool(PathTool[ReadInput]):
     path_field = "file_path"
     path_verb = "Reading"
     read_only = True
+    rerun_on_resume = True
     concurrency_safe = True
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
