@@ -162,7 +162,8 @@ async def test_abort_then_a_new_prompt_reruns_the_interrupted_read(
         first = asyncio.ensure_future(agent.run("look up slow"))
         await asyncio.to_thread(_await_file, markers, "slow.start.*")
         agent.abort()
-        assert (await first).terminal is Terminal.ABORTED_TOOLS
+        # The tool may start while the response still streams (streaming tool execution).
+        assert (await first).terminal in (Terminal.ABORTED_TOOLS, Terminal.ABORTED_STREAMING)
         second = await agent.run("and now?")
         await agent.aclose()
         results = _results(server.requests[-1])
