@@ -236,6 +236,8 @@ class Agent:
         try:
             async for event in query(runtime.params, session.messages):
                 session.apply(event)
+                if runtime.timing is not None:
+                    runtime.timing.observe(event)  # timing records for queryloop.report
                 if isinstance(event, RequestStart | TransitionEvent):
                     turn = event.turn
                 elif isinstance(event, TerminalEvent):
@@ -357,6 +359,17 @@ class Agent:
         if self._runtime is None:
             return {}
         return self._runtime.context_usage(self.session.messages)
+
+    def report(self, out: str | Path | None = None) -> Path:
+        """Write this session's report, one self-contained HTML page built from the
+        transcript (see `queryloop.report`), and return its path (default: beside the
+        transcript, `<session-id>.html`)."""
+        from ..report import write_report
+
+        transcript = self.session.transcript
+        if transcript is None:
+            raise QueryloopError("no transcript to report on: run a prompt first (persist on)")
+        return write_report(transcript.path, out)
 
     def clear(self) -> None:
         """Start a fresh conversation in a new session (the CLI's /clear)."""

@@ -4,7 +4,7 @@ context). The conversation itself — array, usage, cost, transcript — is `run
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +24,8 @@ from ..messages.constructors import meta_user_message, user_message
 from ..messages.types import Message
 from ..providers.models import ModelInfo
 from ..session import Session, Transcript, new_session_id, session_path
+from ..session.live import model_table_price
+from ..session.timing import TimingRecorder
 from ..skills.commands import skill_command_messages
 from ..skills.loader import SkillSet
 from ..tools.base import Tool
@@ -89,6 +91,25 @@ class Runtime:
     agents: AgentCatalog | None = None
     """The subagent types of this session (re-read at each prompt)."""
     _session_started: bool = False
+    timing: TimingRecorder | None = None
+
+    def __post_init__(self) -> None:
+        # Timing records for the session report: loop events (Agent._observe) and tool calls.
+        self.timing = TimingRecorder(
+            self._append_record,
+            session_id=lambda: self.session_id,
+            cost=model_table_price,
+            limits=lambda: (
+                self.compactor.config.context_window,
+                self.compactor.thresholds.autocompact,
+            ),
+        )
+        self.params.tool_context.observer = self.timing
+
+    def _append_record(self, record: Mapping[str, Any]) -> None:
+        transcript = self.session.transcript
+        if transcript is not None:
+            transcript.append_record(record)
 
     def notify(self, text: str) -> None:
         """Record a notice for the user and pass it to `on_notice`."""

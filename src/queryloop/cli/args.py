@@ -12,12 +12,17 @@ from ..errors import ConfigError
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
-SUBCOMMANDS = ("sessions", "trust", "rewind")
+SUBCOMMANDS = ("sessions", "trust", "rewind", "report", "batch")
+OWN_PARSER_SUBCOMMANDS = ("report", "batch")
+"""Subcommands that parse their own arguments (`queryloop.cli.ops`)."""
 
 _EPILOG = """\
 subcommands:
   queryloop sessions           list this folder's sessions (id, time, first prompt, turns, cost)
   queryloop trust [PATH]       trust a folder: its hooks, MCP servers and allow rules may run
+  queryloop report [SESSION]   write a session's report: one self-contained HTML page
+  queryloop batch TASKS.jsonl --out RESULTS.jsonl [--concurrency N] [--ray ADDRESS]
+                               run many sessions, resumable (see docs/batch.md)
 
 environment:
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   the Anthropic API (or any server speaking it)
@@ -149,6 +154,8 @@ def _subcommand(argv: list[str]) -> CliOptions:
     command, rest = argv[0], argv[1:]
     if command == "rewind":
         return _rewind_subcommand(rest)
+    if command in OWN_PARSER_SUBCOMMANDS:
+        return CliOptions(cwd=Path.cwd(), command=command, command_args=tuple(rest))
     p = _Parser(prog=f"queryloop {command}")
     p.add_argument("--cwd", type=Path)
     p.add_argument("--verbose", action="store_true")

@@ -211,6 +211,15 @@ async def _tasks(repl: Repl, arg: str) -> bool:
     return True
 
 
+async def _report(repl: Repl, arg: str) -> bool:
+    if not repl.agent.messages:
+        repl.console.print("[dim]Nothing to report yet: send a prompt first.[/]")
+        return True
+    page = repl.agent.report(Path(arg).expanduser() if arg else None)
+    repl.console.print(f"  report: {page}", highlight=False)
+    return True
+
+
 async def _exit(_: Any, __: str) -> bool:
     return False
 
@@ -228,6 +237,7 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("rewind", "restore code or conversation to before a prompt", _rewind),
         SlashCommand("memory", "memory files; /memory project|user TEXT adds a line", _memory),
         SlashCommand("tasks", "background tasks (also /bashes): /tasks stop ID", _tasks),
+        SlashCommand("report", "write this session's HTML report [FILE]", _report),
         SlashCommand("exit", "leave (also /quit, Ctrl-D)", _exit),
     )
 }

@@ -62,6 +62,10 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
         from .rewind import print_rewind
 
         return print_rewind(options.cwd, options.command_args, stdout)
+    if options.command in ("report", "batch"):
+        from .ops import run_subcommand
+
+        return run_subcommand(options.command, options.command_args, stdout)
     if options.command == "trust":
         from .commands import trust_folder
 

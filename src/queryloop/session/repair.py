@@ -34,7 +34,7 @@ from ..messages.types import (
 )
 from ..messages.usage import Usage
 from .store import SessionNotFoundError
-from .transcript import Transcript
+from .transcript import TIMING_RECORD, Transcript
 
 INTERRUPTED_TOOL_RESULT = "[Tool execution was interrupted; the session was resumed]"
 
@@ -117,6 +117,8 @@ class _Reader:
         elif kind == "result":
             self.prompts += 1
             self.turns += int(record.get("turns") or 0)
+        elif kind == TIMING_RECORD:
+            pass  # for the session report (queryloop.report); nothing to restore
         else:
             self.unknown[str(kind)] = self.unknown.get(str(kind), 0) + 1
 

@@ -13,6 +13,8 @@ One JSON object per line, each with a `record` kind:
   side request may add its `"purpose"` (a tool-use summary).
 - `result`: `{"record": "result", "session_id", "timestamp", "terminal", "turns", ...}`, one
   per prompt: its terminal reason and its turns (docs/loop.md, "Turns").
+- `timing`: `{"record": "timing", "session_id", "event", "t", ...}` when requests, tool calls,
+  transitions and terminals happened (see `timing.py`); written by `TimingRecorder`.
 
 Every record is written with one `write()` on an `O_APPEND` descriptor and fsynced before
 `append` returns, so a kill at any moment loses at most the record being written (which the
@@ -33,6 +35,7 @@ from ..messages.types import Message, now_iso
 from ..messages.usage import Usage
 
 FORMAT_VERSION = 1
+TIMING_RECORD = "timing"
 _UNSET: Any = object()
 
 

@@ -12,7 +12,7 @@ a tool can never crash the loop.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from ..abort import AbortSignal
 from ..errors import QueryloopError
-from ..messages.blocks import DocumentBlock, ImageBlock, TextBlock
+from ..messages.blocks import DocumentBlock, ImageBlock, TextBlock, ToolUseBlock
 from ..messages.types import Message
 
 DEFAULT_MAX_RESULT_CHARS = 100_000
@@ -66,6 +66,15 @@ class FileReadRecord:
     partial: bool = False
 
 
+class ToolObserver(Protocol):
+    """Told when a tool call starts running and when it is done (the session report's
+    timeline). Called synchronously by the executor; must be quick and must not raise."""
+
+    def tool_started(self, block: ToolUseBlock) -> None: ...
+
+    def tool_finished(self, block: ToolUseBlock, results: Sequence[Message]) -> None: ...
+
+
 @dataclass
 class ToolContext:
     """Mutable per-session state shared by tool calls.
@@ -86,6 +95,8 @@ class ToolContext:
     original_cwd: Path | None = None
     """The folder the session started in (defaults to `cwd`). A `cd` in Bash moves `cwd`
     but must not shrink the folders the agent may work in."""
+    observer: ToolObserver | None = None
+    """Timing of tool calls for the transcript (see `queryloop.session.timing`)."""
 
     def __post_init__(self) -> None:
         if self.original_cwd is None:

@@ -217,6 +217,8 @@ class StreamingToolExecutor:
         call.status = CallStatus.RUNNING
         self._running.add(call)
         self.timings[call.block.id] = (time.monotonic(), None)
+        if self._ctx.observer is not None:
+            self._ctx.observer.tool_started(call.block)
         task = asyncio.get_running_loop().create_task(self._run(call))
         call.task = task
         self._tasks.add(task)
@@ -269,6 +271,8 @@ class StreamingToolExecutor:
             start, _ = self.timings[call.block.id]
             self.timings[call.block.id] = (start, time.monotonic())
         call.status = CallStatus.DONE
+        if self._ctx.observer is not None:
+            self._ctx.observer.tool_finished(call.block, call.results)
         self._changed.set()
 
     def _finish_unrun(self, call: _Call, text: str) -> None:

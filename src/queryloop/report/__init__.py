@@ -1,0 +1,39 @@
+"""The session report: one self-contained HTML page built from a transcript alone.
+
+    from queryloop.report import write_report
+    page = write_report(transcript_path)            # <session-id>.html beside the transcript
+
+Charts (plotly.js, inlined so the page works offline): context size of every request against
+the window and the autocompact threshold with compactions marked; tokens per request split
+into cache read, cache write, uncached input and output, with the cumulative cost; a timeline
+of the model's stream and every tool call, with transitions, terminals and recovery events on
+the same axis, and subagents as nested lanes. `queryloop report [SESSION]`, `/report` in the
+REPL and `Agent.report()` call `write_report`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .model import SessionTimeline, read_timeline
+
+__all__ = ["SessionTimeline", "read_timeline", "report_path", "write_report"]
+
+
+def report_path(transcript: Path) -> Path:
+    """Where a report goes by default: beside the transcript, `<session-id>.html`."""
+    return transcript.with_suffix(".html")
+
+
+def write_report(transcript: Path | str, out: Path | str | None = None) -> Path:
+    """Write the report of the session in `transcript` to `out` and return its path."""
+    from .page import render_page
+
+    source = Path(transcript)
+    target = Path(out) if out is not None else report_path(source)
+    page = render_page(read_timeline(source))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(target)
+    return target

@@ -1,0 +1,104 @@
+"""Subagents as nested lanes (sidechain transcripts beside the session's), and `/report` in
+the REPL."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from report_session import RecordedSession
+from rich.console import Console
+
+from queryloop import Agent
+from queryloop.cli.commands import parse_slash
+from queryloop.report import read_timeline
+from queryloop.report.figures import timeline_figure
+from queryloop.testing import MessagesServer, text, turn
+
+
+def write_sidechain(folder: Path, agent_id: str, parent_tool_use_id: str, t0: float) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    records: list[dict[str, Any]] = [
+        {
+            "record": "meta",
+            "session_id": agent_id,
+            "sidechain": True,
+            "agent_id": agent_id,
+            "agent_type": "Explore",
+            "parent_tool_use_id": parent_tool_use_id,
+        },
+        {"record": "timing", "event": "request_start", "t": t0, "request": "r1", "turn": 1},
+        {"record": "timing", "event": "first_token", "t": t0 + 0.1, "request": "r1"},
+        {
+            "record": "timing",
+            "event": "request_end",
+            "t": t0 + 0.3,
+            "request": "r1",
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+            "cost_usd": 0.001,
+        },
+        {
+            "record": "timing",
+            "event": "tool_start",
+            "t": t0 + 0.2,
+            "tool_use_id": "s1",
+            "name": "Grep",
+        },
+        {
+            "record": "timing",
+            "event": "tool_end",
+            "t": t0 + 0.25,
+            "tool_use_id": "s1",
+            "name": "Grep",
+        },
+        {"record": "timing", "event": "terminal", "t": t0 + 0.35, "reason": "completed"},
+    ]
+    path = folder / f"agent-{agent_id}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_sidechains_become_nested_lanes(recorded_session: RecordedSession, tmp_path: Path) -> None:
+    transcript = tmp_path / recorded_session.transcript.name
+    shutil.copy(recorded_session.transcript, transcript)
+    main = read_timeline(transcript).main
+    parent = main.tools[0]
+    sidechains = tmp_path / transcript.stem / "subagents"
+    write_sidechain(sidechains, "a1b2c3d4e5", parent.tool_use_id, parent.start)
+    timeline = read_timeline(transcript)
+    assert [lane.id for lane in timeline.lanes] == ["main", "a1b2c3d4e5"]
+    lane = timeline.lanes[1]
+    assert lane.parent_tool_use_id == parent.tool_use_id
+    assert lane.label.startswith("Explore")
+    assert len(lane.requests) == 1 and lane.requests[0].end is not None
+    assert [t.name for t in lane.tools] == ["Grep"]
+    rows = timeline_figure(timeline)["layout"]["yaxis"]["categoryarray"]
+    assert any(row.startswith("↳ Explore") and row.endswith("model") for row in rows)
+    assert any(row.endswith("events") and "Explore" in row for row in rows)
+
+
+def test_slash_report_writes_the_page(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+    command, _, _ = parse_slash("/report")
+    assert command is not None and command.name == "report"
+    out = io.StringIO()
+    target = tmp_path / "from-repl.html"
+
+    async def go() -> None:
+        with MessagesServer([turn(text("hello"))]) as server:
+            agent = Agent("claude-sonnet-5-5", base_url=server.base_url, cwd=tmp_path)
+            try:
+                await agent.run("hi")
+                repl = SimpleNamespace(agent=agent, console=Console(file=out, width=200))
+                assert await command.handler(repl, str(target))  # type: ignore[arg-type]
+            finally:
+                await agent.aclose()
+
+    asyncio.run(go())
+    assert f"report: {target}" in out.getvalue()
+    assert target.stat().st_size > 1_000_000
