@@ -282,6 +282,7 @@ async def run_agent(
             MODEL,
             provider=provider,
             tools=[Bash],
+            builtin_tools=False,
             cwd=session_dir,
             home=session_dir / "home",
             permission_mode="bypassPermissions",

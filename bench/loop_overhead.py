@@ -131,6 +131,7 @@ async def framework_ms(turns: int, iterations: int, persist: bool) -> float:
             "claude-sonnet-5-5",
             provider=provider,
             tools=[noop],
+            builtin_tools=False,
             cwd=Path(tmp),
             home=Path(tmp) / "home",
             persist=persist,

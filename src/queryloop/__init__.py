@@ -11,17 +11,25 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Agent", "AgentOptions", "RunResult", "__version__", "query", "tool"]
+__all__ = [
+    "Agent",
+    "AgentOptions",
+    "PermissionDenial",
+    "RunResult",
+    "__version__",
+    "query",
+    "tool",
+]
 
 if TYPE_CHECKING:
-    from .agent import Agent, AgentOptions, RunResult
+    from .agent import Agent, AgentOptions, PermissionDenial, RunResult
     from .loop import query
     from .tools import tool
 
 
 def __getattr__(name: str) -> Any:
     # Lazy so that `import queryloop` (and `queryloop --help`) stay fast.
-    if name in ("Agent", "AgentOptions", "RunResult"):
+    if name in ("Agent", "AgentOptions", "PermissionDenial", "RunResult"):
         from . import agent
 
         return getattr(agent, name)

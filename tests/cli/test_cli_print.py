@@ -176,3 +176,24 @@ def test_resume_by_prefix_carries_the_conversation(tmp_path: Path) -> None:
     assert any("First answer." in t for t in assistant)
     joined = " ".join(user_texts(bodies[1]))
     assert "first question" in joined and "second question" in joined
+
+
+def test_refused_calls_are_listed_in_the_result_and_streamed(tmp_path: Path) -> None:
+    script = [
+        turn(tool_use("Bash", {"command": "touch refused.txt"})),
+        turn(text("I could not create it.")),
+    ]
+    with MessagesServer(script) as server:
+        done = run_cli(server.base_url, tmp_path, "-p", "make it", "--output-format", "stream-json")
+    assert done.returncode == 0, done.stderr
+    assert not (project(tmp_path) / "refused.txt").exists()
+    lines = json_lines(done.stdout)
+    [streamed] = [r for r in lines if r.get("subtype") == "permission_denied"]
+    assert streamed["type"] == "system"
+    assert streamed["message"]["metadata"]["tool_name"] == "Bash"
+    [denial] = lines[-1]["permission_denials"]
+    assert denial["tool_name"] == "Bash" and denial["source"] == "no_approver"
+    assert denial["tool_input"] == {"command": "touch refused.txt"}
+    assert denial["tool_use_id"] == streamed["message"]["metadata"]["tool_use_id"]
+    assert "--allowed-tools 'Bash(touch:*)'" in denial["message"]
+    assert lines[-1]["terminal_reason"] == "completed" and lines[-1]["num_requests"] == 2

@@ -6,7 +6,6 @@ import io
 
 from rich.console import Console
 
-from queryloop.cli.print_mode import event_record, final_text, jsonable
 from queryloop.cli.render import (
     Renderer,
     cache_hit_share,
@@ -15,11 +14,13 @@ from queryloop.cli.render import (
     short_input,
     status_text,
 )
+from queryloop.cli.stream_json import event_record, jsonable
 from queryloop.loop.events import MessageEvent, StreamDelta, TerminalEvent, TransitionEvent
 from queryloop.loop.reasons import Continue, Terminal
 from queryloop.messages import (
     ToolUseBlock,
     assistant_message,
+    final_text,
     tool_result_message,
     user_message,
 )

@@ -66,6 +66,7 @@ async def _calls(tmp_path: Path, turns: int, iterations: int) -> int:
         "claude-sonnet-5-5",
         provider=ScriptedProvider(script),
         tools=[noop],
+        builtin_tools=False,
         cwd=tmp_path,
         home=tmp_path / "home",
         persist=False,

@@ -108,7 +108,7 @@ async def _through_executor(manager: McpManager, tmp_path: Path) -> None:
     async def result_of(rules: RuleSet) -> ToolResultBlock:
         checker = PermissionChecker(PermissionContext(rules=rules, home=tmp_path))
         messages = [m async for m in run_tool_call(block, manager.tools(), ctx, permission=checker)]
-        content = messages[-1].content
+        content = messages[0].content  # the tool_result first; a refusal's record follows it
         assert isinstance(content, tuple) and isinstance(content[0], ToolResultBlock)
         return content[0]
 

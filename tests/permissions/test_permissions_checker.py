@@ -27,7 +27,7 @@ from queryloop.permissions import (
     PermissionRequest,
     RuleSet,
 )
-from queryloop.tools.base import Tool, ToolContext
+from queryloop.tools.base import DenialSource, Tool, ToolContext
 
 
 @pytest.fixture
@@ -65,8 +65,11 @@ async def test_default_mode_reads_inside_and_asks_for_edits(project: Path, home:
     decision = await ch.check(FakeEdit(), {"file_path": "src/a.py"}, ToolContext(cwd=project))
     assert decision.behavior == "deny"  # headless: an unanswered ask is a denial
     assert "requires approval" in decision.message
+    assert decision.source is DenialSource.NO_APPROVER
+    # How to allow it, for a person at the command line and for a program embedding it.
     assert "--allowed-tools 'Edit(src/a.py)'" in decision.message
-    assert "--permission-mode acceptEdits" in decision.message
+    assert "Agent(allowed_tools=['Edit(src/a.py)'])" in decision.message
+    assert "acceptEdits permission mode" in decision.message
 
 
 async def test_headless_bash_denial_names_the_rule_to_add(project: Path, home: Path) -> None:

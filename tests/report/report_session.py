@@ -84,7 +84,7 @@ async def _record(cwd: Path, home: Path) -> RecordedSession:
             cwd=cwd,
             home=home,
             max_tokens=200,
-            extra_tools=[slow_lookup, broken],
+            tools=[slow_lookup, broken],
             retry=RetryPolicy(max_retries=1, base_delay=0.01),
         )
         try:

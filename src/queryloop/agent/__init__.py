@@ -1,7 +1,7 @@
 """The SDK front: `Agent` assembles a session and drives the query loop for each prompt."""
 
 from .core import Agent
-from .options import AgentOptions
-from .result import RunResult
+from .options import AgentKwargs, AgentOptions
+from .result import PermissionDenial, RunResult
 
-__all__ = ["Agent", "AgentOptions", "RunResult"]
+__all__ = ["Agent", "AgentKwargs", "AgentOptions", "PermissionDenial", "RunResult"]

@@ -19,8 +19,7 @@ from ..context.tool_search import parse_tool_search, plan_deferral
 from ..hooks import HookRunner, HooksConfig
 from ..loop.deps import QueryParams
 from ..loop.summaries import SUMMARY_PURPOSE, ModelSummarizer, default_summary_model
-from ..permissions import PermissionChecker, PermissionContext, PermissionRequest, parse_mode
-from ..permissions.checker import PermissionAllow
+from ..permissions import PermissionChecker, PermissionContext, parse_mode
 from ..permissions.trust import Workspace, load_workspace
 from ..providers.base import ModelProvider
 from ..providers.factory import choose_provider, provider_for
@@ -38,6 +37,7 @@ from ..skills.commands import skill_read_dirs, skill_tools
 from ..skills.loader import load_skills
 from ..tools import builtin_tools
 from ..tools.base import Tool, ToolContext
+from ..tools.builtin import selected_builtin_names
 from ..tools.builtin.tool_search import ToolSearchTool
 from .options import AgentOptions
 from .runtime import HookedSummarizer, Runtime
@@ -76,7 +76,9 @@ async def assemble(
     mcp = await _start_mcp(workspace)
     eager, deferred = _tools(options, mcp, workspace, options.context_window or info.context_window)
     skills = load_skills(options.cwd, home, trusted=workspace.trusted)
-    eager.extend(skill_tools(skills, builtin=options.tools is None))
+    eager.extend(
+        skill_tools(skills, builtin="Skill" in selected_builtin_names(options.builtin_tools))
+    )
     tool_context.additional_dirs.extend(skill_read_dirs(skills))
     permission = _permission(options, workspace)
     hooks = _hooks(options, workspace, session_id, transcript, permission)
@@ -133,6 +135,7 @@ async def assemble(
         user_context_text="\n".join(session_context.user_context().values()),
         skills=skills,
         checkpoints=checkpoints,
+        permission=permission,
     )
     for notice in [*workspace.notices, *_mcp_notices(mcp), *map(str, skills.problems)]:
         runtime.notify(notice)
@@ -240,8 +243,7 @@ def _tools(
     """(eager, deferred). MCP tools go behind ToolSearch only when their definitions are large
     (`context.tool_search`); a deferred set lets servers come and go without changing the
     tools array."""
-    base: list[Tool] = list(builtin_tools() if options.tools is None else options.tools)
-    base.extend(options.extra_tools)
+    base: list[Tool] = [*builtin_tools(options.builtin_tools), *options.tools]
     mcp_tools: list[Tool] = list(mcp.tools()) if mcp is not None else []
     setting = options.tool_search
     policy = parse_tool_search(setting if setting is not None else workspace.settings.tool_search)
@@ -256,22 +258,12 @@ def _tools(
 def _permission(options: AgentOptions, workspace: Workspace) -> PermissionChecker:
     settings = workspace.settings
     mode = parse_mode(options.permission_mode or settings.default_mode or "default")
-    context = PermissionContext(mode=mode, rules=settings.rules)
-    ask = _ask_adapter(options) if options.ask_permission is not None else None
-    return PermissionChecker(context, ask=ask, can_use_tool=options.can_use_tool)
-
-
-def _ask_adapter(options: AgentOptions) -> Any:
-    ask = options.ask_permission
-    assert ask is not None
-
-    async def handler(request: PermissionRequest) -> PermissionAllow | bool:
-        answer = await ask(request.tool_name, request.input, request.reason)
-        if answer == "always":
-            return PermissionAllow(remember=True)
-        return bool(answer)
-
-    return handler
+    context = PermissionContext(
+        mode=mode,
+        rules=settings.rules,
+        developer_tools=frozenset(t.name for t in options.tools),
+    )
+    return PermissionChecker(context, can_use_tool=options.can_use_tool)
 
 
 def _hooks(

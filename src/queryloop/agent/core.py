@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 from ..context.queue import PromptQueue
 
 if TYPE_CHECKING:
     from ..checkpoints import Checkpoint, RewindMode, RewindOutcome
-from ..errors import ConfigError, QueryloopError
+from ..errors import QueryloopError
 from ..loop.events import (
     CompactionEvent,
     CompactTrigger,
@@ -26,42 +24,46 @@ from ..loop.events import (
 )
 from ..loop.query import compaction_event, query
 from ..loop.reasons import Terminal
-from ..messages.constructors import text_of, tool_result_message, tool_uses_of
+from ..messages.constructors import tool_result_message, tool_uses_of
 from ..messages.types import AssistantMessage, Message, UserMessage
 from ..messages.usage import Usage
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
 from ..tasks import TaskManager
 from .assembly import assemble
-from .options import AgentOptions
-from .result import RunResult
+from .options import AgentKwargs, make_options
+from .result import RunRecorder, RunResult
 from .runtime import Runtime
 
 INTERRUPTED_RESULT = "Tool call was interrupted before it finished."
-_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(AgentOptions)) - {"model"}
 
 
 class Agent:
     """A coding agent you can embed.
 
-        agent = Agent(model="claude-sonnet-5-5", tools=[my_tool], cwd="~/project")
+        agent = Agent("claude-sonnet-5-5", tools=[my_tool], cwd="~/project")
         result = await agent.run("Fix the failing test")
-        print(result.terminal, result.text, result.cost_usd)
+        print(result.terminal, result.text, result.cost_usd, result.denials)
 
     Several prompts in a row continue the same conversation; every message is appended to
     the session transcript as it is created, so `Agent.resume(session_id)` picks it up.
     """
 
-    def __init__(self, model: str | None = None, **options: Any) -> None:
-        """`model` and any field of `AgentOptions` as keywords (tools, system_prompt,
-        max_turns, fallback_model, hooks, permission_mode, can_use_tool, cwd, ...)."""
-        unknown = sorted(set(options) - _OPTION_NAMES)
-        if unknown:
-            raise ConfigError(
-                f"unknown Agent option(s) {', '.join(unknown)}; "
-                f"valid options: {', '.join(sorted(_OPTION_NAMES))}"
-            )
-        cwd = Path(options.pop("cwd", None) or Path.cwd()).expanduser().resolve()
-        self.options = AgentOptions(model=model, cwd=cwd, **options)
+    def __init__(self, model: str | None = None, **options: Unpack[AgentKwargs]) -> None:
+        """Create an agent (nothing starts until the first prompt or `start()`).
+
+        Args:
+            model: The main model, e.g. "claude-sonnet-5-5", or "openai:NAME" for an
+                OpenAI-compatible server. Default: `QUERYLOOP_MODEL`, the settings' model.
+            **options: Any field of `AgentOptions`, each documented there. The common ones:
+                `tools` (your tools, beside the built-in ones, allowed without asking),
+                `builtin_tools`, `cwd`, `permission_mode`, `allowed_tools`,
+                `disallowed_tools`, `can_use_tool`, `system_prompt`, `max_turns`, `hooks`.
+
+        Raises:
+            ConfigError: an unknown option, an unknown permission mode, or two tools with
+                one name.
+        """
+        self.options = make_options(model, options)
         self.session = Session(
             self.options.session_id or new_session_id(), messages=self.options.history
         )
@@ -69,6 +71,9 @@ class Agent:
         self._runtime: Runtime | None = None
         self._setup_lock = asyncio.Lock()
         self.last_terminal: TerminalEvent | None = None
+        self.last_result: RunResult | None = None
+        """The result of the last prompt, set when its `stream()` ends (also when it was
+        cancelled: then its terminal is `aborted_streaming`)."""
         self._resume: LoadedSession | None = None
         self._running = False
         self.prompt_queue = PromptQueue()
@@ -77,16 +82,19 @@ class Agent:
     # ---- construction -------------------------------------------------------------------
 
     @classmethod
-    def resume(cls, session: str | Path, model: str | None = None, **options: Any) -> Agent:
+    def resume(
+        cls, session: str | Path, model: str | None = None, **options: Unpack[AgentKwargs]
+    ) -> Agent:
         """Continue a stored session (an id, an id prefix, or a transcript path)."""
         from ..session import find_session, load_transcript
 
-        cwd = Path(options.get("cwd") or Path.cwd()).expanduser().resolve()
+        wanted = make_options(model, options)
         path = Path(session)
         if not path.is_file():
-            path = find_session(str(session), cwd, options.get("home"))
+            path = find_session(str(session), wanted.cwd, wanted.home)
         loaded = load_transcript(path)
-        agent = cls(model, session_id=loaded.session_id, **options)
+        options["session_id"] = loaded.session_id
+        agent = cls(model, **options)
         agent.session = Session(
             loaded.session_id,
             messages=loaded.messages,
@@ -98,12 +106,12 @@ class Agent:
         return agent
 
     @classmethod
-    def continue_latest(cls, model: str | None = None, **options: Any) -> Agent:
+    def continue_latest(cls, model: str | None = None, **options: Unpack[AgentKwargs]) -> Agent:
         """Continue the most recent session of this project (a new one if there is none)."""
         from ..session import latest_session
 
-        cwd = Path(options.get("cwd") or Path.cwd()).expanduser().resolve()
-        latest = latest_session(cwd, options.get("home"))
+        wanted = make_options(model, options)
+        latest = latest_session(wanted.cwd, wanted.home)
         if latest is None:
             return cls(model, **options)
         return cls.resume(latest, model, **options)
@@ -160,6 +168,20 @@ class Agent:
             return self._runtime.params.model
         return self.options.model or ""
 
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools the model is offered (known once the session started)."""
+        if self._runtime is None:
+            return []
+        return [tool.name for tool in self._runtime.params.tools]
+
+    @property
+    def permission_mode(self) -> str:
+        """The permission mode in force (the option, else the settings' defaultMode)."""
+        if self._runtime is not None and self._runtime.permission is not None:
+            return self._runtime.permission.context.mode.value
+        return str(self.options.permission_mode or "default")
+
     async def start(self) -> Agent:
         """Set up now (providers, MCP servers, session) instead of on the first prompt."""
         await self._ensure_runtime()
@@ -169,45 +191,34 @@ class Agent:
 
     async def run(self, prompt: str) -> RunResult:
         """Run one prompt to its end and return the result."""
-        started = time.monotonic()
-        before = self.session.totals()
-        terminal: TerminalEvent | None = None
-        async for event in self.stream(prompt):
-            if isinstance(event, TerminalEvent):
-                terminal = event
-        assert terminal is not None
-        spent = self.session.totals() - before
-        return RunResult(
-            terminal=terminal.reason,
-            text=self._final_text(),
-            messages=self.session.messages,
-            usage=spent.usage,
-            cost_usd=spent.cost_usd,
-            turns=terminal.turn,
-            session_id=self.session_id,
-            duration_s=time.monotonic() - started,
-            detail=terminal.detail,
-            requests=spent.requests,
-        )
+        async for _event in self.stream(prompt):
+            pass
+        assert self.last_result is not None
+        return self.last_result
 
     async def stream(self, prompt: str) -> AsyncIterator[LoopEvent]:
         """Run one prompt, yielding every loop event; the last is a `TerminalEvent`.
 
         Each event is applied to `self.session` before it is yielded, so the session is
-        current whenever you look. One prompt at a time: a second call while one runs
-        raises `QueryloopError` (use separate Agents, or `queryloop.batch`, for parallel
-        sessions)."""
+        current whenever you look; when the stream ends, `last_result` holds the prompt's
+        `RunResult` (what `run()` returns). One prompt at a time: a second call while one
+        runs raises `QueryloopError` (use separate Agents, or `queryloop.batch`, for
+        parallel sessions)."""
         if self._running:
             raise QueryloopError(
                 "this Agent is already running a prompt; await it first, or use one Agent "
                 "per concurrent session"
             )
         self._running = True
+        self.last_result = None
+        recorder = RunRecorder(self.session)
         try:
             async for event in self._stream(prompt):
+                recorder.observe(event)
                 yield event
         finally:
             self._running = False
+            self.last_result = recorder.result()
 
     async def _stream(self, prompt: str) -> AsyncIterator[LoopEvent]:
         runtime = await self._ensure_runtime()
@@ -419,11 +430,3 @@ class Agent:
         self.session.end_prompt(
             TerminalEvent(Terminal.ABORTED_STREAMING, turn=turn, detail="cancelled")
         )
-
-    def _final_text(self) -> str:
-        for message in reversed(self.session.messages):
-            if isinstance(message, AssistantMessage):
-                return text_of(message)
-            if isinstance(message, UserMessage) and not message.is_meta:
-                break
-        return ""

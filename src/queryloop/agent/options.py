@@ -1,22 +1,35 @@
-"""The Agent's options, split from the Agent so setup can be tested on its own."""
+"""The Agent's options: `AgentOptions` (the frozen, documented set) and `AgentKwargs` (the
+same names as typed keyword arguments of `Agent(...)`, `Agent.resume` and
+`Agent.continue_latest`, so an IDE completes them and mypy catches a wrong name or type).
+
+The two lists are kept equal by a test (`tests/agent/test_agent_options.py`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from ..agents.definitions import AgentDefinition
 from ..agents.host import DEFAULT_MAX_DEPTH
+from ..errors import ConfigError
+from ..hooks.config import HookCallable, HookMatcher
 from ..hooks.types import StopHook
 from ..messages.types import Message
+from ..permissions.checker import CanUseTool
+from ..permissions.modes import PermissionMode, parse_mode
 from ..providers.base import ModelProvider
 from ..providers.retry import RetryPolicy
 from ..tools.base import Tool
+from ..tools.builtin import selected_builtin_names
 
-AskPermission = Callable[[str, Mapping[str, Any], str], Awaitable[bool | str]]
-"""Asks a person: (tool name, input, reason) -> True (allow once), "always", or False."""
+PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+"""Claude Code's permission mode names (`PermissionMode` values)."""
+
+HooksArg = Mapping[str, Sequence[HookMatcher | HookCallable]]
+"""Python hooks by event name: `{"Stop": [fn], "PreToolUse": [HookMatcher("Bash", [fn])]}`."""
 
 
 @dataclass(frozen=True)
@@ -24,38 +37,67 @@ class AgentOptions:
     """Every knob of an Agent. `None` means "use the default / the settings files"."""
 
     model: str | None = None
+    """The main model (`openai:NAME` for an OpenAI-compatible server); default: the
+    `QUERYLOOP_MODEL` variable, the settings' `model`, else claude-sonnet-5-5."""
     provider: ModelProvider | None = None
+    """A provider you built yourself (it wins over `model`'s provider and `base_url`)."""
     base_url: str | None = None
     """The API endpoint of the provider queryloop builds (default: the SDKs' env vars)."""
     retry: RetryPolicy | None = None
     """Retries of the provider queryloop builds (overloads beyond it switch to the fallback)."""
-    tools: Sequence[Tool] | None = None
-    extra_tools: Sequence[Tool] = ()
+    tools: Sequence[Tool] = ()
+    """Your own tools (`@tool` functions, `BaseTool` subclasses), offered beside the built-in
+    ones. A tool you pass is one you mean the model to use: it runs without asking, unless a
+    deny or ask rule names it, plan mode refuses it (not read-only) or it asks for approval
+    itself (`@tool(needs_approval=True)`; then `can_use_tool` decides)."""
+    builtin_tools: bool | Sequence[str] = True
+    """Which built-in tools to offer: all (True), none (False), or these names
+    (`["Read", "Grep"]`). Built-in tools that edit or run commands keep their permission
+    checks."""
     system_prompt: str | None = None
+    """Replaces queryloop's own instructions (the static part of the system prompt)."""
     append_system_prompt: str | None = None
+    """Text appended to the system prompt."""
     max_turns: int | None = None
+    """Stop a prompt after this many turns (docs/loop.md, "Turns"): terminal `max_turns`."""
     max_tokens: int | None = None
+    """Output limit per response (default 8,192, raised to the model's maximum on a cut-off)."""
     fallback_model: str | None = None
-    hooks: Mapping[str, Sequence[Any]] | None = None
+    """The model to switch to when the main one stays overloaded."""
+    hooks: HooksArg | None = None
+    """Python hooks by event name, added to the settings files' hooks."""
     stop_hooks: Sequence[StopHook] = ()
-    permission_mode: str | None = None
+    """Async callables asked whether the agent may stop (they can make it go on)."""
+    permission_mode: PermissionModeName | PermissionMode | None = None
+    """default, acceptEdits, plan or bypassPermissions (default: the settings' defaultMode)."""
     allowed_tools: Sequence[str] = ()
+    """Allow rules (`"Bash(npm test:*)"`, `"Edit(src/**)"`), like `--allowed-tools`."""
     disallowed_tools: Sequence[str] = ()
-    can_use_tool: Callable[..., Any] | None = None
-    ask_permission: AskPermission | None = None
-    interactive: bool = False
-    """True when a person can answer permission prompts (the REPL)."""
+    """Deny rules, like `--disallowed-tools`; nothing overrides them."""
+    can_use_tool: CanUseTool | None = None
+    """Decides the calls that need approval: `(tool_name, input, request)` -> True/False, a
+    `PermissionAllow`/`PermissionDeny`, or a `PermissionDecision`; sync or async. Without it
+    such calls are refused with a message saying how to allow them."""
     on_notice: Callable[[str], None] | None = None
     """Called with each notice for the user: ignored untrusted settings, broken settings
     files, MCP servers that failed, hook warnings. `Agent.notices` keeps them too."""
     cwd: Path = field(default_factory=Path.cwd)
+    """The project folder the agent works in (`~` expanded, made absolute)."""
     mcp_config: Path | None = None
+    """An MCP servers file (`.mcp.json` shape) besides the project's `.mcp.json`."""
     session_id: str | None = None
+    """The id of a new session (default: a fresh uuid)."""
     persist: bool = True
+    """Write the transcript (`$QUERYLOOP_HOME/projects/...`); False keeps it in memory."""
     home: Path | None = None
+    """$QUERYLOOP_HOME (default: the variable, else ~/.queryloop)."""
     trust: bool | None = None
+    """Trust the folder's project settings (hooks, MCP servers, allow rules); None: as
+    recorded by `queryloop trust`."""
     thinking: Mapping[str, Any] | None = None
+    """Extended thinking, the API's shape: `{"type": "enabled", "budget_tokens": 4000}`."""
     token_budget: int | None = None
+    """Keep working until this many output tokens are spent (stops when progress stalls)."""
     autocompact_threshold: int | None = None
     """Tokens at which to compact; None = the model's default threshold."""
     context_collapse: bool = False
@@ -69,6 +111,7 @@ class AgentOptions:
     "auto:N" (N percent), a token threshold, "always" or "never" (docs/context.md). None = the
     settings' "toolSearch", else "auto"."""
     env: Mapping[str, str] = field(default_factory=dict)
+    """Environment variables for tools and hooks (over the settings' `env`)."""
     history: Sequence[Message] = ()
     """Messages to start the conversation from (a seeded or imported history)."""
     tool_use_summaries: bool = False
@@ -83,3 +126,92 @@ class AgentOptions:
     (`.queryloop/agents/*.md`, `$QUERYLOOP_HOME/agents/*.md`); these win by name."""
     max_subagent_depth: int = DEFAULT_MAX_DEPTH
     """How deep subagents may nest (1: subagents cannot start subagents)."""
+
+
+class AgentKwargs(TypedDict, total=False):
+    """The keyword arguments of `Agent(...)`: every `AgentOptions` field but `model` (the
+    first positional argument), with `cwd`, `home` and `mcp_config` also taking a string.
+    Each is documented on `AgentOptions`."""
+
+    provider: ModelProvider | None
+    base_url: str | None
+    retry: RetryPolicy | None
+    tools: Sequence[Tool]
+    builtin_tools: bool | Sequence[str]
+    system_prompt: str | None
+    append_system_prompt: str | None
+    max_turns: int | None
+    max_tokens: int | None
+    fallback_model: str | None
+    hooks: HooksArg | None
+    stop_hooks: Sequence[StopHook]
+    permission_mode: PermissionModeName | PermissionMode | None
+    allowed_tools: Sequence[str]
+    disallowed_tools: Sequence[str]
+    can_use_tool: CanUseTool | None
+    on_notice: Callable[[str], None] | None
+    cwd: str | Path | None
+    mcp_config: str | Path | None
+    session_id: str | None
+    persist: bool
+    home: str | Path | None
+    trust: bool | None
+    thinking: Mapping[str, Any] | None
+    token_budget: int | None
+    autocompact_threshold: int | None
+    context_collapse: bool
+    context_window: int | None
+    tool_search: str | int | None
+    env: Mapping[str, str]
+    history: Sequence[Message]
+    tool_use_summaries: bool
+    summary_model: str | None
+    agents: Sequence[AgentDefinition]
+    max_subagent_depth: int
+
+
+def make_options(model: str | None, kwargs: Mapping[str, Any]) -> AgentOptions:
+    """`AgentOptions` from `Agent(...)`'s arguments: unknown names are a `ConfigError` (a
+    dict built at run time, such as a batch task's options, gets no type check), paths are
+    made absolute and the permission mode is checked now, not at the first prompt."""
+    unknown = sorted(set(kwargs) - _KWARG_NAMES)
+    if unknown:
+        raise ConfigError(
+            f"unknown Agent option(s) {', '.join(unknown)}; "
+            f"valid options: {', '.join(sorted(_KWARG_NAMES))}"
+        )
+    values = dict(kwargs)
+    values["cwd"] = Path(values.get("cwd") or Path.cwd()).expanduser().resolve()
+    for name in ("home", "mcp_config"):
+        if values.get(name) is not None:
+            values[name] = Path(values[name]).expanduser()
+    mode = values.get("permission_mode")
+    if isinstance(mode, str):
+        values["permission_mode"] = parse_mode(mode)
+    values["tools"] = _checked_tools(values.get("tools", ()), values.get("builtin_tools", True))
+    return AgentOptions(model=model, **values)
+
+
+def _checked_tools(tools: Sequence[Any], builtin: bool | Sequence[str]) -> tuple[Tool, ...]:
+    """The developer's tools, refusing what cannot work: a plain function (it needs
+    `@tool`), and a name used twice or taken by an offered built-in tool."""
+    for item in tools:
+        if not isinstance(item, Tool):
+            what = getattr(item, "__name__", type(item).__name__)
+            raise ConfigError(
+                f"tools: {what!r} is not a tool; decorate a function with @tool "
+                "(from queryloop import tool) or subclass queryloop.tools.BaseTool"
+            )
+    names = [t.name for t in tools]
+    taken = selected_builtin_names(builtin)
+    clashes = sorted({n for n in names if names.count(n) > 1} | (set(names) & taken))
+    if clashes:
+        raise ConfigError(
+            f"tools: the name(s) {', '.join(clashes)} are used twice (a built-in tool has "
+            "it, or two of yours do); rename yours, or leave the built-in one out with "
+            "builtin_tools=[...]"
+        )
+    return tuple(tools)
+
+
+_KWARG_NAMES = frozenset(AgentKwargs.__annotations__)

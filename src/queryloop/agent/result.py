@@ -1,12 +1,69 @@
-"""What `Agent.run()` returns."""
+"""What `Agent.run()` returns, and the recorder that builds it from the loop's events."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
+from ..loop.events import LoopEvent, MessageEvent, TerminalEvent
 from ..loop.reasons import Terminal
-from ..messages.types import Message
+from ..messages.constructors import final_text
+from ..messages.types import AssistantMessage, Message, SystemMessage, SystemSubtype
 from ..messages.usage import Usage
+from ..session import Session, SessionTotals
+from ..tools.base import DenialSource
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDenial:
+    """One tool call that was refused and never ran (Claude Code's `permission_denials`
+    entries, plus who refused it and why)."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: Mapping[str, Any]
+    source: DenialSource
+    """Who refused: a rule, the mode, the tool, a hook, the user (or `can_use_tool`), or
+    nobody being there to approve it."""
+    message: str
+    """The is_error text the model read."""
+    rule: str | None = None
+    """The rule that decided, when one did (`Bash(rm:*)`)."""
+
+    @classmethod
+    def from_message(cls, message: Message) -> PermissionDenial | None:
+        """The denial a `permission_denied` system message records, else None."""
+        if not (
+            isinstance(message, SystemMessage)
+            and message.subtype is SystemSubtype.PERMISSION_DENIED
+        ):
+            return None
+        data = message.metadata
+        try:
+            source = DenialSource(str(data.get("source")))
+        except ValueError:
+            source = DenialSource.TOOL
+        return cls(
+            tool_name=str(data.get("tool_name", "")),
+            tool_use_id=str(data.get("tool_use_id", "")),
+            tool_input=dict(data.get("tool_input") or {}),
+            source=source,
+            message=message.content,
+            rule=data.get("rule"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (print mode's `permission_denials`)."""
+        return {
+            "tool_name": self.tool_name,
+            "tool_use_id": self.tool_use_id,
+            "tool_input": dict(self.tool_input),
+            "source": self.source.value,
+            "message": self.message,
+            "rule": self.rule,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +73,8 @@ class RunResult:
     `turns` counts the prompt's turns (docs/loop.md, "Turns"), the same figure `--max-turns`
     limits and `queryloop sessions` sums. `usage` and `cost_usd` cover every billed request
     the run made, compaction summaries included; `messages` is the session's array after it.
+    `denials` lists the tool calls that were refused: a run can be `completed` although
+    every tool it tried was refused, and a script can tell (`all_tools_denied`).
     """
 
     terminal: Terminal
@@ -30,8 +89,65 @@ class RunResult:
     requests: int = 0
     """Billed requests of this run (model turns, compaction summaries, side calls, attempts
     that were cut off): each is in `usage` and `cost_usd` exactly once."""
+    denials: tuple[PermissionDenial, ...] = ()
+    """The tool calls refused during this run, in order."""
+    tool_calls: int = 0
+    """Tool calls the model made during this run (refused ones included)."""
 
     @property
     def is_error(self) -> bool:
         """True unless the loop completed normally."""
         return self.terminal is not Terminal.COMPLETED
+
+    @property
+    def all_tools_denied(self) -> bool:
+        """True when the model called tools and every call was refused."""
+        return self.tool_calls > 0 and len(self.denials) >= self.tool_calls
+
+
+@dataclass
+class RunRecorder:
+    """Watches one prompt's events and builds its `RunResult` (the Agent's only way to)."""
+
+    session: Session
+    started: float = field(default_factory=time.monotonic)
+    before: SessionTotals | None = None
+    terminal: TerminalEvent | None = None
+    denials: list[PermissionDenial] = field(default_factory=list)
+    tool_calls: int = 0
+
+    def __post_init__(self) -> None:
+        if self.before is None:
+            self.before = self.session.totals()
+
+    def observe(self, event: LoopEvent) -> None:
+        """Take what the result needs from one event (after the session applied it)."""
+        if isinstance(event, TerminalEvent):
+            self.terminal = event
+        elif isinstance(event, MessageEvent):
+            message = event.message
+            if isinstance(message, AssistantMessage):
+                self.tool_calls += sum(1 for b in message.content if b.type == "tool_use")
+            denial = PermissionDenial.from_message(message)
+            if denial is not None:
+                self.denials.append(denial)
+
+    def result(self) -> RunResult:
+        """The run's result; an interrupted stream without a terminal counts as aborted."""
+        assert self.before is not None
+        spent = self.session.totals() - self.before
+        terminal = self.terminal
+        return RunResult(
+            terminal=terminal.reason if terminal else Terminal.ABORTED_STREAMING,
+            text=final_text(self.session.messages),
+            messages=self.session.messages,
+            usage=spent.usage,
+            cost_usd=spent.cost_usd,
+            turns=terminal.turn if terminal else 0,
+            session_id=self.session.session_id,
+            duration_s=time.monotonic() - self.started,
+            detail=terminal.detail if terminal else "cancelled",
+            requests=spent.requests,
+            denials=tuple(self.denials),
+            tool_calls=self.tool_calls,
+        )

@@ -22,6 +22,7 @@ from ..loop.deps import QueryParams
 from ..messages.blocks import TextBlock
 from ..messages.constructors import meta_user_message, user_message
 from ..messages.types import Message
+from ..permissions import PermissionChecker
 from ..providers.models import ModelInfo
 from ..session import Session, Transcript, new_session_id, session_path
 from ..session.live import model_table_price
@@ -90,6 +91,8 @@ class Runtime:
     """Background tasks (queryloop.agents.wiring installs it)."""
     agents: AgentCatalog | None = None
     """The subagent types of this session (re-read at each prompt)."""
+    permission: PermissionChecker | None = None
+    """The session's permission checker (its context holds the mode and the rules)."""
     _session_started: bool = False
     timing: TimingRecorder | None = None
 

@@ -30,7 +30,13 @@ from ..loop.deps import QueryParams
 from ..loop.events import MessageEvent, StreamDelta, TerminalEvent
 from ..loop.query import query
 from ..loop.reasons import Terminal
-from ..messages.constructors import meta_user_message, text_of, tool_uses_of, user_message
+from ..messages.constructors import (
+    final_text,
+    meta_user_message,
+    text_of,
+    tool_uses_of,
+    user_message,
+)
 from ..messages.types import AssistantMessage, Message, UserMessage
 from ..messages.usage import Usage
 from ..providers.base import MessageComplete
@@ -359,7 +365,7 @@ class SubagentRun:
         return SubagentOutcome(
             agent_id=self.agent_id,
             agent_type=self.definition.name,
-            text=_final_text(final),
+            text=final_text(final),
             terminal=reason,
             detail=detail if ok else failure_detail(reason, detail, self.definition.max_turns),
             is_error=not ok,
@@ -393,21 +399,6 @@ class SubagentRun:
             self.abort.abort(parent.reason or "parent")
 
         return asyncio.get_running_loop().create_task(watch())
-
-
-def _final_text(messages: Sequence[Message]) -> str:
-    for message in reversed(messages):
-        if isinstance(message, AssistantMessage):
-            text = text_of(message)
-            if text.strip():
-                return text
-        if (
-            isinstance(message, UserMessage)
-            and not message.is_meta
-            and isinstance(message.content, str)
-        ):
-            break
-    return ""
 
 
 def _cost(usage: Usage, model: str) -> float:

@@ -11,11 +11,14 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..errors import ConfigError
 from .args import CliOptions, UsageError, parse_args
 from .exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from ..agent import Agent
 
 
 def entrypoint() -> None:
@@ -105,7 +108,7 @@ async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
     agent = make_agent(options, on_notice=_print_notice)
     out = PipeGuard(stdout, on_closed=agent.abort)
     try:
-        outcome = await run_print(
+        code = await run_print(
             agent,
             prompt,
             output_format=options.output_format,
@@ -116,7 +119,7 @@ async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
         await agent.aclose()
     if out.closed_by_reader:
         raise BrokenPipeError("stdout was closed by its reader")
-    return int(outcome.exit_code)
+    return int(code)
 
 
 class PipeGuard(io.TextIOBase):
@@ -160,7 +163,7 @@ def _print_notice(text: str) -> None:
     sys.stderr.write(f"queryloop: notice: {text}\n")
 
 
-def make_agent(options: CliOptions, **extra: Any) -> Any:
+def make_agent(options: CliOptions, **extra: Any) -> Agent:
     """The Agent the options describe: new, resumed (--resume) or continued (--continue)."""
     from ..session import find_session, latest_session
 

@@ -66,7 +66,6 @@ class Repl:
         return make_agent(
             options,
             can_use_tool=self.can_use_tool,
-            interactive=True,
             on_notice=self.notice,
             # A person reads along: label each tool run (QUERYLOOP_TOOL_USE_SUMMARIES=0: off).
             tool_use_summaries=summaries_wanted(True),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .blocks import (
@@ -18,6 +18,7 @@ from .types import (
     AssistantMessage,
     Attachment,
     AttachmentMessage,
+    Message,
     SystemMessage,
     SystemSubtype,
     TombstoneMessage,
@@ -103,6 +104,32 @@ def compact_boundary(trigger: str, pre_tokens: int, **extra: Any) -> SystemMessa
     )
 
 
+def permission_denied_message(
+    *,
+    tool_name: str,
+    tool_use_id: str,
+    tool_input: Mapping[str, Any],
+    message: str,
+    source: str,
+    rule: str | None = None,
+) -> SystemMessage:
+    """The record of a refused tool call, beside its is_error tool_result: who refused it
+    (`source`, a `tools.base.DenialSource` value) and by which rule. Never sent to the API;
+    `RunResult.denials` and print mode's `permission_denials` are read from these."""
+    return system_message(
+        SystemSubtype.PERMISSION_DENIED,
+        message,
+        level="warning",
+        metadata={
+            "tool_name": tool_name,
+            "tool_use_id": tool_use_id,
+            "tool_input": dict(tool_input),
+            "source": source,
+            "rule": rule,
+        },
+    )
+
+
 def attachment_message(type: str, **data: Any) -> AttachmentMessage:
     """An attachment message of the given type."""
     return AttachmentMessage(attachment=Attachment(type=type, data=data))
@@ -128,3 +155,20 @@ def text_of(message: UserMessage | AssistantMessage) -> str:
 def tool_uses_of(message: AssistantMessage) -> list[ToolUseBlock]:
     """The tool_use blocks of an assistant message, in order."""
     return [b for b in message.content if isinstance(b, ToolUseBlock)]
+
+
+def final_text(messages: Sequence[Message]) -> str:
+    """The answer to the last prompt: the text of its last assistant message that has any
+    (a closing tool call without words does not hide the words before it). Looks no further
+    back than the prompt itself (a non-meta user message that is not tool results)."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            text = text_of(message)
+            if text.strip():
+                return text
+        elif isinstance(message, UserMessage) and not message.is_meta:
+            if isinstance(message.content, str) or any(
+                block.type != "tool_result" for block in message.content
+            ):
+                break
+    return ""

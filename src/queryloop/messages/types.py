@@ -37,6 +37,7 @@ class SystemSubtype(StrEnum):
     MICROCOMPACT_BOUNDARY = "microcompact_boundary"
     API_ERROR = "api_error"
     PERMISSION_RETRY = "permission_retry"
+    PERMISSION_DENIED = "permission_denied"
     INFORMATIONAL = "informational"
     STOP_HOOK_SUMMARY = "stop_hook_summary"
     MODEL_FALLBACK = "model_fallback"

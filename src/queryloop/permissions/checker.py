@@ -16,7 +16,13 @@ Order for one call (Claude Code's, with its known gaps closed):
 8. a file tool's path lies outside the working folders (symlinks resolved) → ask;
 9. read-only → allow (not MCP tools: their readOnlyHint is only the server's claim; a
    read-only Bash command must not name a path outside the folders or under a Read deny);
-   acceptEdits and a file edit inside the folders → allow; otherwise → ask.
+   acceptEdits and a file edit inside the folders → allow; a tool the embedding program
+   passed in (`Agent(tools=[...])`, `PermissionContext.developer_tools`) → allow; otherwise
+   → ask.
+
+A tool the program passed in is one its developer means the model to use, so it needs no
+rule; deny and ask rules, plan mode and the tool's own check (`@tool(needs_approval=True)`)
+still apply to it.
 
 "ask" goes to `can_use_tool` (SDK) if given, else to the `ask` handler (the REPL prompt); with
 neither (print mode, headless), an ask is a denial whose message says how to allow the call.
@@ -24,6 +30,7 @@ neither (print mode, headless), an ask is a denial whose message says how to all
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import shlex
@@ -34,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import BaseModel
 
-from ..tools.base import PermissionDecision, Tool, ToolContext
+from ..tools.base import DenialSource, PermissionDecision, Tool, ToolContext
 from . import bash, guard, paths
 from .hidden import HIDDEN_PATHS
 from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode, parse_mode
@@ -105,6 +112,9 @@ class PermissionContext:
     """Rules the user approved with "always" during this session."""
     home: Path = field(default_factory=Path.home)
     """The home directory `~/` patterns resolve against."""
+    developer_tools: frozenset[str] = frozenset()
+    """Names of the tools the embedding program passed in (`Agent(tools=[...])`): allowed
+    when no rule, mode or the tool's own check decides otherwise (step 9)."""
 
     @classmethod
     def from_settings(
@@ -188,6 +198,7 @@ class PermissionChecker:
                 "deny",
                 f"{name} is not available in plan mode: only read-only tools run. Finish the "
                 "plan and let the user leave plan mode before changing anything.",
+                source=DenialSource.MODE,
             )
         ask_rule = context.rules.find("ask", name, call.subject, call.mc)
         if ask_rule is not None:
@@ -196,7 +207,7 @@ class PermissionChecker:
             )
         own = await _tool_check(tool, call.parsed, ctx)
         if own.behavior == "deny":
-            return own
+            return dataclasses.replace(own, source=own.source or DenialSource.TOOL)
         if context.mode is PermissionMode.BYPASS:
             return PermissionDecision("allow", updated_input=own.updated_input)
         allowed = RuleSet(allow=context.rules.allow + tuple(context.session_allow))
@@ -235,6 +246,8 @@ class PermissionChecker:
             # tool run in plan mode and in parallel, but never without a rule or approval.
             return PermissionDecision("allow")
         if self.context.mode is PermissionMode.ACCEPT_EDITS and name in EDIT_TOOLS:
+            return PermissionDecision("allow")
+        if name in self.context.developer_tools:
             return PermissionDecision("allow")
         mode = self.context.mode.value
         return PermissionDecision("ask", f"no allow rule matches it and {mode} mode asks")
@@ -277,14 +290,17 @@ class PermissionChecker:
         except Exception as exc:  # a broken prompt or callback must not crash the session
             log.warning("permission prompt failed: %r", exc)
             return PermissionDecision(
-                "deny", f"{tool.name} was not approved: the prompt failed ({exc})."
+                "deny",
+                f"{tool.name} was not approved: the prompt failed ({exc}).",
+                source=DenialSource.NO_APPROVER,
             )
         if answer is None:
-            if guarded:
-                return PermissionDecision(
-                    "deny", guard.headless_message(_describe(tool.name, call), reason)
-                )
-            return PermissionDecision("deny", _headless_message(tool.name, call, request))
+            message = (
+                guard.headless_message(_describe(tool.name, call), reason)
+                if guarded
+                else _headless_message(tool.name, call, request)
+            )
+            return PermissionDecision("deny", message, source=DenialSource.NO_APPROVER)
         return self._apply(answer, request)
 
     async def _answer(self, request: PermissionRequest) -> object:
@@ -297,6 +313,8 @@ class PermissionChecker:
 
     def _apply(self, answer: object, request: PermissionRequest) -> PermissionDecision:
         if isinstance(answer, PermissionDecision):
+            if answer.behavior == "deny" and answer.source is None:
+                return dataclasses.replace(answer, source=DenialSource.USER)
             return answer
         if answer is True or isinstance(answer, PermissionAllow):
             if isinstance(answer, PermissionAllow) and answer.remember:
@@ -306,7 +324,7 @@ class PermissionChecker:
             return PermissionDecision("allow", updated_input=updated)
         message = answer.message if isinstance(answer, PermissionDeny) else ""
         text = f"The user denied this {request.tool_name} call."
-        return PermissionDecision("deny", f"{text} {message}".strip())
+        return PermissionDecision("deny", f"{text} {message}".strip(), source=DenialSource.USER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,6 +392,7 @@ def _deny_by_rule(name: str, call: _Call, rule: PermissionRule) -> PermissionDec
         f"Permission to use {_describe(name, call)} was denied by the rule {rule} "
         f"(from {rule.source}).",
         rule=str(rule),
+        source=DenialSource.RULE,
     )
 
 
@@ -404,12 +423,18 @@ def _suggest_rule(name: str, call: _Call) -> str:
 
 
 def _headless_message(name: str, call: _Call, request: PermissionRequest) -> str:
-    hint = f"--allowed-tools '{request.suggested_rule}'"
+    """Why nobody could approve the call, and how its user allows calls like it, whether
+    they run the command (a flag) or embed the Agent (a keyword)."""
+    rule = request.suggested_rule
+    how = (
+        f"To allow calls like it, add the allow rule '{rule}' (command line: --allowed-tools "
+        f"'{rule}'; Python: Agent(allowed_tools=[{rule!r}]); or permissions.allow in settings)"
+    )
     if name in EDIT_TOOLS:
-        hint += " or --permission-mode acceptEdits"
+        how += ", or use the acceptEdits permission mode"
     return (
         f"{_describe(name, call)} requires approval ({request.reason}), and no one can approve "
-        f"it in this non-interactive session; run with {hint}."
+        f"it in this non-interactive session. {how}."
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
@@ -120,6 +121,23 @@ class ToolContext:
 PermissionBehavior = Literal["allow", "deny", "ask", "passthrough"]
 
 
+class DenialSource(StrEnum):
+    """Who refused a tool call (`RunResult.denials`, the `permission_denials` of print mode)."""
+
+    RULE = "rule"
+    """A deny rule (settings, `--disallowed-tools`, `Agent(disallowed_tools=...)`)."""
+    MODE = "mode"
+    """The permission mode (plan mode refuses everything that is not read-only)."""
+    TOOL = "tool"
+    """The tool's own permission check."""
+    HOOK = "hook"
+    """A PreToolUse hook."""
+    USER = "user"
+    """The person at the prompt, or the program's `can_use_tool` callback."""
+    NO_APPROVER = "no_approver"
+    """The call needed approval and nobody could give it (headless, no `can_use_tool`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PermissionDecision:
     """A verdict on one tool call. `passthrough` leaves it to the rules and the mode."""
@@ -128,6 +146,8 @@ class PermissionDecision:
     message: str = ""
     updated_input: Mapping[str, Any] | None = None
     rule: str | None = None
+    source: DenialSource | None = None
+    """For a deny: who refused (the executor records it with the denial)."""
 
 
 ALLOW = PermissionDecision("allow")

@@ -33,7 +33,15 @@ import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
-from .base import BaseTool, ToolContext, ToolError, ToolProgress, ToolResult
+from .base import (
+    PASSTHROUGH,
+    BaseTool,
+    PermissionDecision,
+    ToolContext,
+    ToolError,
+    ToolProgress,
+    ToolResult,
+)
 
 _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Params|Returns|Return|Yields|Raises|Examples?|Notes?"
@@ -161,8 +169,10 @@ class FunctionTool(BaseTool[BaseModel]):
         read_only: bool = False,
         concurrency_safe: bool | None = None,
         max_result_chars: int | None = None,
+        needs_approval: bool = False,
     ) -> None:
         self.fn = fn
+        self.needs_approval = needs_approval
         self.name = name or fn.__name__
         if not _TOOL_NAME.fullmatch(self.name):
             raise ValueError(
@@ -180,6 +190,11 @@ class FunctionTool(BaseTool[BaseModel]):
         if max_result_chars is not None:
             self.max_result_chars = max_result_chars
         functools.update_wrapper(self, fn)
+
+    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
+        if self.needs_approval:
+            return PermissionDecision("ask", f"{self.name} asks for approval before each call")
+        return PASSTHROUGH
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the wrapped function directly (handy in tests)."""
@@ -215,6 +230,7 @@ def tool(
     read_only: bool = False,
     concurrency_safe: bool | None = None,
     max_result_chars: int | None = None,
+    needs_approval: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -227,11 +243,14 @@ def tool(
     read_only: bool = False,
     concurrency_safe: bool | None = None,
     max_result_chars: int | None = None,
+    needs_approval: bool = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a function into a Tool. Use bare (`@tool`) or with options (`@tool(name=...)`).
 
     `concurrency_safe` defaults to `read_only`: a tool that changes nothing may run in
-    parallel with other safe tools.
+    parallel with other safe tools. A tool passed to `Agent(tools=[...])` runs without
+    asking; `needs_approval=True` makes every call ask first (the REPL's prompt, or the
+    Agent's `can_use_tool`; refused when nobody can answer).
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
@@ -242,6 +261,7 @@ def tool(
             read_only=read_only,
             concurrency_safe=concurrency_safe,
             max_result_chars=max_result_chars,
+            needs_approval=needs_approval,
         )
 
     return wrap(fn) if fn is not None else wrap

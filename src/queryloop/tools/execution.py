@@ -2,8 +2,10 @@
 
 `run_tool_call` is an async generator of messages: `ProgressMessage`s while the tool runs,
 then exactly one `UserMessage` holding the call's tool_result, then any extra messages (the
-tool's `new_messages`, a PostToolUse hook's context as an attachment). Every failure becomes
-an is_error tool_result the model can act on; only `asyncio.CancelledError` propagates.
+tool's `new_messages`, a PostToolUse hook's context as an attachment, or, for a call that was
+refused, a `permission_denied` system message recording who refused it). Every failure
+becomes an is_error tool_result the model can act on; only `asyncio.CancelledError`
+propagates.
 """
 
 from __future__ import annotations
@@ -16,10 +18,15 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..messages.blocks import TextBlock, ToolUseBlock
-from ..messages.constructors import attachment_message, tool_result_message
+from ..messages.constructors import (
+    attachment_message,
+    permission_denied_message,
+    tool_result_message,
+)
 from ..messages.types import Message, ProgressMessage
 from .base import (
     CURRENT_TOOL_USE_ID,
+    DenialSource,
     PermissionChecker,
     PermissionDecision,
     Tool,
@@ -50,6 +57,15 @@ class CallOutcome:
 
 class _Rejected(Exception):
     """Internal: the call ends early with this is_error text (never leaves this module)."""
+
+
+class _Denied(_Rejected):
+    """Internal: a permission refusal (a rule, the mode, a hook, the user, nobody to ask)."""
+
+    def __init__(self, text: str, source: DenialSource, rule: str | None = None) -> None:
+        super().__init__(text)
+        self.source = source
+        self.rule = rule
 
 
 def find_tool(tools: Sequence[Tool], name: str) -> Tool | None:
@@ -112,6 +128,9 @@ async def run_tool_call(
             result = replace(result, content=_append_text(result.content, note))
     except asyncio.CancelledError:
         raise
+    except _Denied as exc:
+        result = ToolResult(content=str(exc), is_error=True)
+        extras = [_denial_message(block, exc)]
     except (_Rejected, ToolError) as exc:
         result = ToolResult(content=str(exc), is_error=True)
     except Exception as exc:  # a tool must never crash the loop
@@ -146,7 +165,9 @@ async def _prepare(
             out.stop_reason = pre.stop_reason
         if pre.decision == "deny":
             reason = pre.reason or "no reason given"
-            raise _Rejected(f"PreToolUse hook denied this {tool.name} call: {reason}")
+            raise _Denied(
+                f"PreToolUse hook denied this {tool.name} call: {reason}", DenialSource.HOOK
+            )
         if pre.updated_input is not None:
             parsed = parse_input(tool, pre.updated_input)
             await _validate(tool, parsed, ctx)
@@ -185,7 +206,10 @@ def _apply_decision(
             if decision.behavior == "ask"
             else "no reason given"
         )
-        raise _Rejected(f"Permission to use {tool.name} was denied: {why}")
+        source = decision.source or (
+            DenialSource.NO_APPROVER if decision.behavior == "ask" else DenialSource.TOOL
+        )
+        raise _Denied(f"Permission to use {tool.name} was denied: {why}", source, decision.rule)
     if decision.behavior == "allow" and decision.updated_input is not None:
         return parse_input(tool, decision.updated_input)
     return parsed
@@ -231,6 +255,17 @@ def _result_message(block: ToolUseBlock, tool: Tool | None, result: ToolResult) 
         # them, so the full output stays readable instead of being cut.
         content = truncate_content(content, tool.max_result_chars * HARD_CAP_FACTOR)
     return tool_result_message(block.id, content, is_error=result.is_error)
+
+
+def _denial_message(block: ToolUseBlock, denied: _Denied) -> Message:
+    return permission_denied_message(
+        tool_name=block.name,
+        tool_use_id=block.id,
+        tool_input=block.input,
+        message=str(denied),
+        source=denied.source.value,
+        rule=denied.rule,
+    )
 
 
 def _progress_message(tool_use_id: str, progress: ToolProgress) -> ProgressMessage:

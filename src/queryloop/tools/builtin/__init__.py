@@ -8,6 +8,9 @@ alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ...errors import ConfigError
 from ..base import Tool
 from .background import TaskOutputTool, TaskStopTool
 from .bash import BashTool, is_read_only_command
@@ -22,8 +25,7 @@ from .todo_write import TodoWriteTool
 from .write import WriteTool
 
 
-def builtin_tools() -> list[Tool]:
-    """Fresh instances of every built-in tool, in a stable order."""
+def _all_builtin() -> list[Tool]:
     return [
         BashTool(),
         GlobTool(),
@@ -40,7 +42,38 @@ def builtin_tools() -> list[Tool]:
     ]
 
 
+OTHER_BUILTIN_NAMES = ("Skill",)
+"""Built-in tools made elsewhere (the Skill tool, by `queryloop.skills`) that a selection
+may name."""
+
+
+def selected_builtin_names(selection: bool | Sequence[str] = True) -> frozenset[str]:
+    """The names of the built-in tools a selection offers: all (True), none (False) or those
+    named (an older name counts: `Task` for `Agent`). An unknown name is a `ConfigError`
+    listing the valid ones."""
+    tools = _all_builtin()
+    if isinstance(selection, bool):
+        names = [t.name for t in tools] + list(OTHER_BUILTIN_NAMES)
+        return frozenset(names if selection else ())
+    wanted = set(selection)
+    aliases = {alias: t.name for t in tools for alias in getattr(t, "aliases", ())}
+    valid = {t.name for t in tools} | set(OTHER_BUILTIN_NAMES)
+    unknown = sorted(wanted - valid - set(aliases))
+    if unknown:
+        listed = ", ".join([*(t.name for t in tools), *OTHER_BUILTIN_NAMES])
+        raise ConfigError(f"unknown built-in tool(s) {', '.join(unknown)}; valid: {listed}")
+    return frozenset(aliases.get(name, name) for name in wanted)
+
+
+def builtin_tools(selection: bool | Sequence[str] = True) -> list[Tool]:
+    """Fresh instances of the selected built-in tools (see `selected_builtin_names`), in a
+    stable order."""
+    names = selected_builtin_names(selection)
+    return [t for t in _all_builtin() if t.name in names]
+
+
 __all__ = [
+    "OTHER_BUILTIN_NAMES",
     "AgentTool",
     "BashTool",
     "EditTool",
@@ -55,4 +88,5 @@ __all__ = [
     "WriteTool",
     "builtin_tools",
     "is_read_only_command",
+    "selected_builtin_names",
 ]
