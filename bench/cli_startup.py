@@ -8,6 +8,13 @@
    `QUERYLOOP_PRELOAD=0` (imported when the provider is built, as before). Also the CPU
    seconds the process used up to its exit, which load on a shared machine disturbs less
    than wall time, and the cost of `import anthropic` alone in a fresh interpreter.
+3. queryloop's own share: the same run in an interpreter that has imported the SDK already,
+   timed from the end of that import to the first request byte (what is left when the SDK
+   costs nothing).
+
+queryloop's sources are byte-compiled first (`compileall`), as a pip install does: this
+machine sets PYTHONDONTWRITEBYTECODE, and an editable checkout would otherwise compile every
+module on every start (~0.2 s), which no installed copy pays.
 
     python bench/cli_startup.py [--runs 7]
 """
@@ -65,6 +72,34 @@ def first_request(server: MessagesServer, folder: Path, preload: bool) -> tuple[
     return arrived - started, usage.ru_utime + usage.ru_stime
 
 
+OWN_SHARE = """
+import sys, time
+import anthropic
+sys.stderr.write(f"sdk-loaded {time.monotonic()}\\n")
+from queryloop.cli.main import main
+raise SystemExit(main(["-p", "hello"]))
+"""
+
+
+def own_share(server: MessagesServer, folder: Path) -> float:
+    """Seconds from the SDK being imported to the first request's arrival."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(
+        ANTHROPIC_BASE_URL=server.base_url,
+        ANTHROPIC_API_KEY="bench",
+        QUERYLOOP_HOME=str(folder / "home"),
+        QUERYLOOP_PRELOAD="0",
+    )
+    before = len(server.recorded)
+    done = subprocess.run(
+        [sys.executable, "-c", OWN_SHARE], cwd=folder, env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0 or len(server.recorded) <= before:
+        raise SystemExit(f"queryloop -p failed (exit {done.returncode}): {done.stderr[-500:]}")
+    loaded = float(done.stderr.split("sdk-loaded ", 1)[1].split()[0])
+    return server.recorded[before].received_at - loaded
+
+
 def sdk_import_s() -> float:
     """Wall time of `import anthropic` in a fresh interpreter."""
     code = "import time; t = time.perf_counter(); import anthropic; print(time.perf_counter() - t)"
@@ -76,6 +111,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
+    source = Path(__file__).resolve().parents[1] / "src" / "queryloop"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True)
     for argv in (["--help"], ["--version"], ["sessions"]):
         print(f"queryloop {' '.join(argv):<10} {median_ms(argv):7.1f} ms (median of {RUNS})")
     with tempfile.TemporaryDirectory() as tmp, MessagesServer([turn(text("hi"))] * 1000) as server:
@@ -86,6 +123,7 @@ def main() -> None:
         for _ in range(args.runs):
             for preload in (True, False):
                 runs[preload].append(first_request(server, folder, preload))
+        own = statistics.median(own_share(server, folder) for _ in range(args.runs))
         sdk = statistics.median(sdk_import_s() for _ in range(3))
     load = os.getloadavg()[0]
     print(f"queryloop -p: process start -> first request byte (median of {args.runs}, "
@@ -99,6 +137,7 @@ def main() -> None:
         low = min(r[0] for r in runs[preload])
         print(f"  {label:<27} {wall:6.3f} s (best {low:.3f} s; {cpu:.3f} CPU-s per run)")
     print(f"  `import anthropic` alone    {sdk:6.3f} s (fresh interpreter, median of 3)")
+    print(f"  queryloop's own share       {own:6.3f} s (SDK already imported, median of {args.runs})")
 
 
 if __name__ == "__main__":

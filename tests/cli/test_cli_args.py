@@ -93,6 +93,19 @@ def test_version_and_help_do_not_import_heavy_modules(tmp_path: Path) -> None:
     assert "usage: queryloop" in run_cli("--help").stdout
 
 
+def test_sessions_does_not_load_the_loop_or_an_sdk(tmp_path: Path) -> None:
+    code = (
+        "import sys; from queryloop.cli.main import main; main(['sessions'])"
+        "; heavy = [m for m in ('queryloop.loop', 'queryloop.tools', 'anthropic', 'openai') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    env = {**os.environ, "QUERYLOOP_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_sessions_and_trust_subcommands(tmp_path: Path) -> None:
     from queryloop.messages import user_message
     from queryloop.session import Transcript, session_path

@@ -6,16 +6,9 @@ loaded = load_transcript(writer.path)  # LoadedSession(messages, session_id, ...
 live = Session(session_id, transcript=writer)   # the one owner of a live conversation
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .listing import SessionSummary, list_sessions
-from .live import (
-    MeteredProvider,
-    RequestKind,
-    Session,
-    SessionTotals,
-    UsageRecord,
-    UsageSink,
-    model_table_price,
-)
 from .repair import INTERRUPTED_TOOL_RESULT, LoadedSession, load_transcript
 from .store import (
     AmbiguousSessionError,
@@ -30,6 +23,33 @@ from .store import (
     session_path,
 )
 from .transcript import FORMAT_VERSION, Transcript
+
+if TYPE_CHECKING:
+    from .live import (
+        MeteredProvider,
+        RequestKind,
+        Session,
+        SessionTotals,
+        UsageRecord,
+        UsageSink,
+        model_table_price,
+    )
+
+_LIVE = frozenset(
+    {"MeteredProvider", "RequestKind", "Session", "SessionTotals", "UsageRecord", "UsageSink"}
+    | {"model_table_price"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    # The live session needs the loop's event types (and so the loop package): loaded on
+    # first use, so that `queryloop sessions` and transcript tools stay light.
+    if name in _LIVE:
+        from . import live
+
+        return getattr(live, name)
+    raise AttributeError(f"module 'queryloop.session' has no attribute {name!r}")
+
 
 __all__ = [
     "FORMAT_VERSION",
