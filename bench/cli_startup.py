@@ -137,7 +137,9 @@ def main() -> None:
         low = min(r[0] for r in runs[preload])
         print(f"  {label:<27} {wall:6.3f} s (best {low:.3f} s; {cpu:.3f} CPU-s per run)")
     print(f"  `import anthropic` alone    {sdk:6.3f} s (fresh interpreter, median of 3)")
-    print(f"  queryloop's own share       {own:6.3f} s (SDK already imported, median of {args.runs})")
+    print(
+        f"  queryloop's own share       {own:6.3f} s (SDK already imported, median of {args.runs})"
+    )
 
 
 if __name__ == "__main__":

@@ -196,7 +196,7 @@ async def _memory(repl: Repl, arg: str) -> bool:
 async def _tasks(repl: Repl, arg: str) -> bool:
     tasks = repl.agent.tasks
     listed = tasks.all() if tasks is not None else []
-    if not listed:
+    if tasks is None or not listed:
         repl.console.print("[dim]No background tasks in this session.[/]")
         return True
     if arg.startswith("stop "):

@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .args import CliOptions
 from .commands import parse_slash
@@ -21,6 +21,10 @@ from .exit_codes import ExitCode
 from .interrupts import Interruptible, SigintRouter
 from .render import Renderer, short_input, status_text
 from .typeahead import TypeAhead, after_turn, start_typeahead, typeahead_paused
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..permissions import PermissionRequest
 
 LineReader = Callable[[str], Awaitable[str]]
 """Reads one line of input given a prompt; raises EOFError (exit) or KeyboardInterrupt."""
@@ -35,7 +39,7 @@ class Repl:
         *,
         console: Any = None,
         read_line: LineReader | None = None,
-        agent_factory: Callable[..., Any] | None = None,
+        agent_factory: Callable[..., Agent] | None = None,
     ) -> None:
         from rich.console import Console
 
@@ -44,7 +48,7 @@ class Repl:
         self._read_line = read_line
         self._agent_factory = agent_factory
         self.renderer = Renderer(self.console, cwd=options.cwd)
-        self.agent: Any = self._make_agent(options)
+        self.agent: Agent = self._make_agent(options)
         self._session: Any = None
         self.interrupts = SigintRouter()
         self._work: Interruptible | None = None
@@ -57,7 +61,7 @@ class Repl:
         self.next_input = ""
         """Text to pre-fill the next input line with (queued prompts given back)."""
 
-    def _make_agent(self, options: CliOptions) -> Any:
+    def _make_agent(self, options: CliOptions) -> Agent:
         if self._agent_factory is not None:
             return self._agent_factory(options, can_use_tool=self.can_use_tool)
         from ..loop.summaries import summaries_wanted
@@ -135,7 +139,9 @@ class Repl:
             context = {}
         return status_text(self.agent.model, context, self.agent.usage, self.agent.cost_usd)
 
-    async def can_use_tool(self, tool: str, input: Mapping[str, Any], request: Any) -> Any:
+    async def can_use_tool(
+        self, tool: str, input: Mapping[str, Any], request: PermissionRequest
+    ) -> Any:
         """The Agent's permission callback (only for calls the rules leave open): shows the
         call (an edit as a coloured diff), asks y (once) / n (deny) / a (always: adds the
         rule to this session and to the project's local settings, and says so)."""
