@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_helpers import local_agent
 
 from queryloop import Agent, tool
 from queryloop.loop import Continue, Terminal, TransitionEvent
 from queryloop.messages import AssistantMessage
-from queryloop.providers.retry import RetryPolicy
 from queryloop.session import load_transcript
 from queryloop.testing import MessagesServer, overloaded, text, tool_use, turn
 
@@ -26,10 +26,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def make_agent(server: MessagesServer, cwd: Path, home: Path, **kw: Any) -> Agent:
     """An Agent on the local server; the provider is built by the Agent (and closed by it)."""
-    fast = RetryPolicy(max_retries=1, base_delay=0.01)
-    return Agent(
-        "claude-sonnet-5-5", base_url=server.base_url, retry=fast, cwd=cwd, home=home, **kw
-    )
+    return local_agent(server, cwd, home=home, **kw)
 
 
 @pytest.fixture(autouse=True)

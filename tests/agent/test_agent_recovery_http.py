@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_helpers import local_agent
 
 from queryloop import Agent
 from queryloop.loop import Continue, MessageEvent, Terminal, TerminalEvent, TransitionEvent
-from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import MessagesServer, cut_stream, text, tool_use, turn
 
 
@@ -23,14 +23,7 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def agent_for(server: MessagesServer, cwd: Path, **kw: Any) -> Agent:
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=1, base_delay=0.01),
-        cwd=cwd,
-        permission_mode="bypassPermissions",
-        **kw,
-    )
+    return local_agent(server, cwd, permission_mode="bypassPermissions", **kw)
 
 
 async def run(agent: Agent, prompt: str) -> tuple[list[Continue], TerminalEvent]:

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_helpers import local_agent
 
 from queryloop import Agent, tool
 from queryloop.agent import AgentKwargs, AgentOptions, PermissionDenial, RunResult
 from queryloop.errors import ConfigError
 from queryloop.loop import Terminal
 from queryloop.permissions.checker import PermissionRequest
-from queryloop.providers.retry import RetryPolicy
 from queryloop.session import load_transcript, session_path
 from queryloop.testing import MessagesServer, text, tool_use, turn
 from queryloop.tools.base import DenialSource
@@ -57,17 +57,6 @@ def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     CALLS.clear()
 
 
-def agent_on(server: MessagesServer, cwd: Path, **kw: Any) -> Agent:
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=1, base_delay=0.01),
-        cwd=cwd,
-        home=cwd / "home",
-        **kw,
-    )
-
-
 def tool_results(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The tool_result blocks of the last user message of a recorded request."""
     last = body["messages"][-1]
@@ -83,7 +72,7 @@ class Run:
 
 async def run_script(tmp_path: Path, script: list[Any], prompt: str, **kw: Any) -> Run:
     with MessagesServer(script) as server:
-        agent = agent_on(server, tmp_path, **kw)
+        agent = local_agent(server, tmp_path, **kw)
         try:
             result = await agent.run(prompt)
         finally:
@@ -244,8 +233,8 @@ def test_wrong_options_fail_at_construction_with_a_clear_error(tmp_path: Path) -
 
 async def test_builtin_tools_selects_what_the_model_is_offered(tmp_path: Path) -> None:
     with MessagesServer([turn(text("a")), turn(text("b"))]) as server:
-        only = agent_on(server, tmp_path, tools=[record_note], builtin_tools=["Read", "Task"])
-        none = agent_on(server, tmp_path, tools=[record_note], builtin_tools=False)
+        only = local_agent(server, tmp_path, tools=[record_note], builtin_tools=["Read", "Task"])
+        none = local_agent(server, tmp_path, tools=[record_note], builtin_tools=False)
         await only.run("one")
         await none.run("two")
         await only.aclose()
@@ -262,7 +251,7 @@ async def test_stream_leaves_its_result_and_a_cancelled_stream_an_aborted_one(
 ) -> None:
     script = [turn(text("first")), turn(text("never finished"))]
     with MessagesServer(script, event_delay=0.2) as server:
-        agent = agent_on(server, tmp_path)
+        agent = local_agent(server, tmp_path)
         events = [e async for e in agent.stream("one")]
         assert agent.last_result is not None and agent.last_result.text == "first"
         assert agent.last_result.turns == 1 and len(events) > 2

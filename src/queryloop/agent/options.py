@@ -2,7 +2,7 @@
 same names as typed keyword arguments of `Agent(...)`, `Agent.resume` and
 `Agent.continue_latest`, so an IDE completes them and mypy catches a wrong name or type).
 
-The two lists are kept equal by a test (`tests/agent/test_agent_options.py`).
+The two lists are kept equal by a test (`tests/agent/test_agent_sdk.py`).
 """
 
 from __future__ import annotations

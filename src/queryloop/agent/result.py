@@ -54,17 +54,6 @@ class PermissionDenial:
             rule=data.get("rule"),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (print mode's `permission_denials`)."""
-        return {
-            "tool_name": self.tool_name,
-            "tool_use_id": self.tool_use_id,
-            "tool_input": dict(self.tool_input),
-            "source": self.source.value,
-            "message": self.message,
-            "rule": self.rule,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class RunResult:

@@ -183,7 +183,7 @@ def result_record(result: RunResult, *, interrupted: bool = False) -> dict[str, 
         "usage": result.usage.to_dict(),
         "total_cost_usd": round(result.cost_usd, 6),
         "duration_ms": int(result.duration_s * 1000),
-        "permission_denials": [d.to_dict() for d in result.denials],
+        "permission_denials": jsonable(result.denials),
         "exit_code": int(exit_code_for(result.terminal, interrupted=interrupted)),
     }
 

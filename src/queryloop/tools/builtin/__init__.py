@@ -9,9 +9,10 @@ alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ...errors import ConfigError
-from ..base import Tool
+from ..base import BaseTool, Tool
 from .background import TaskOutputTool, TaskStopTool
 from .bash import BashTool, is_read_only_command
 from .edit import EditTool
@@ -24,52 +25,48 @@ from .task import AgentTool
 from .todo_write import TodoWriteTool
 from .write import WriteTool
 
-
-def _all_builtin() -> list[Tool]:
-    return [
-        BashTool(),
-        GlobTool(),
-        GrepTool(),
-        LSTool(),
-        ReadTool(),
-        EditTool(),
-        MultiEditTool(),
-        WriteTool(),
-        TodoWriteTool(),
-        AgentTool(),
-        TaskOutputTool(),
-        TaskStopTool(),
-    ]
-
+_BUILTIN: tuple[type[BaseTool[Any]], ...] = (
+    BashTool,
+    GlobTool,
+    GrepTool,
+    LSTool,
+    ReadTool,
+    EditTool,
+    MultiEditTool,
+    WriteTool,
+    TodoWriteTool,
+    AgentTool,
+    TaskOutputTool,
+    TaskStopTool,
+)
+"""The built-in tool classes, in the order the model is offered them."""
 
 OTHER_BUILTIN_NAMES = ("Skill",)
 """Built-in tools made elsewhere (the Skill tool, by `queryloop.skills`) that a selection
 may name."""
+
+_NAMES = tuple(cls.name for cls in _BUILTIN) + OTHER_BUILTIN_NAMES
+_ALIASES = {alias: cls.name for cls in _BUILTIN for alias in getattr(cls, "aliases", ())}
 
 
 def selected_builtin_names(selection: bool | Sequence[str] = True) -> frozenset[str]:
     """The names of the built-in tools a selection offers: all (True), none (False) or those
     named (an older name counts: `Task` for `Agent`). An unknown name is a `ConfigError`
     listing the valid ones."""
-    tools = _all_builtin()
     if isinstance(selection, bool):
-        names = [t.name for t in tools] + list(OTHER_BUILTIN_NAMES)
-        return frozenset(names if selection else ())
-    wanted = set(selection)
-    aliases = {alias: t.name for t in tools for alias in getattr(t, "aliases", ())}
-    valid = {t.name for t in tools} | set(OTHER_BUILTIN_NAMES)
-    unknown = sorted(wanted - valid - set(aliases))
+        return frozenset(_NAMES if selection else ())
+    unknown = sorted(set(selection) - set(_NAMES) - set(_ALIASES))
     if unknown:
-        listed = ", ".join([*(t.name for t in tools), *OTHER_BUILTIN_NAMES])
-        raise ConfigError(f"unknown built-in tool(s) {', '.join(unknown)}; valid: {listed}")
-    return frozenset(aliases.get(name, name) for name in wanted)
+        valid = ", ".join(_NAMES)
+        raise ConfigError(f"unknown built-in tool(s) {', '.join(unknown)}; valid: {valid}")
+    return frozenset(_ALIASES.get(name, name) for name in selection)
 
 
 def builtin_tools(selection: bool | Sequence[str] = True) -> list[Tool]:
     """Fresh instances of the selected built-in tools (see `selected_builtin_names`), in a
     stable order."""
     names = selected_builtin_names(selection)
-    return [t for t in _all_builtin() if t.name in names]
+    return [cls() for cls in _BUILTIN if cls.name in names]
 
 
 __all__ = [
