@@ -197,3 +197,25 @@ async def test_cancelling_the_task_mid_tool_leaves_a_valid_conversation(tmp_path
     ]
     assert len(results) == 1 and results[0]["is_error"] is True
     assert_valid(server)
+
+
+async def test_compact_works_after_an_interrupted_turn(tmp_path: Path) -> None:
+    """Ctrl-C stops a turn (an abort); the next /compact must not inherit that abort."""
+    script = [
+        turn(text("first answer")),
+        turn(text("a long answer " * 40)),
+        turn(text("Summary: two questions were asked.")),
+    ]
+    with MessagesServer(script, event_delay=0.01) as server:
+        agent = agent_for(server, tmp_path)
+        await agent.run("one")
+        async for event in agent.stream("two"):
+            if isinstance(event, TerminalEvent):
+                assert event.reason is Terminal.ABORTED_STREAMING
+            elif len(server.requests) == 2:
+                agent.abort()
+        compacted = await agent.compact()
+        await agent.aclose()
+    assert compacted is not None
+    assert any("two questions were asked" in str(m) for m in compacted.messages)
+    assert_valid(server)

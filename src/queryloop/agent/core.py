@@ -220,11 +220,17 @@ class Agent:
             self._running = False
             self.last_result = recorder.result()
 
-    async def _stream(self, prompt: str) -> AsyncIterator[LoopEvent]:
+    async def _start_work(self) -> Runtime:
+        """The runtime, with the abort of an earlier interrupted turn cleared: a prompt or a
+        /compact after Ctrl-C must not inherit it."""
         runtime = await self._ensure_runtime()
+        runtime.params.tool_context.abort.reset()
+        return runtime
+
+    async def _stream(self, prompt: str) -> AsyncIterator[LoopEvent]:
+        runtime = await self._start_work()
         session = self.session
         session.begin_prompt()
-        runtime.params.tool_context.abort.reset()
         async for resumed in self._resume_interrupted(runtime):
             yield resumed
         prepared = await runtime.prepare_prompt(prompt, session.messages)
@@ -356,7 +362,7 @@ class Agent:
         the summary and the kept tail, and the next request is built from it. The summary
         request is billed to the session. Returns the applied event (None: nothing to
         compact, or a PreCompact hook blocked it)."""
-        runtime = await self._ensure_runtime()
+        runtime = await self._start_work()
         result = await runtime.compact(self.session.messages, instructions)
         if result is None:
             return None
