@@ -13,7 +13,7 @@ import asyncio
 import shlex
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from queryloop.permissions import PermissionChecker, PermissionContext, PermissionMode, RuleSet
@@ -95,6 +95,8 @@ async def decide(mode: PermissionMode, allow: list[str], command: str, cwd: Path
 
 @settings(max_examples=400, deadline=None)
 @given(command=composition())
+# Found by a local run: tree-sitter read `{ {` as one word where bash splits it.
+@example(command="sudo { { git -C . push origin; }; }")
 def test_composed_attempt_is_never_allowed(command: str) -> None:
     cwd = Path.cwd()
     for mode, allow in ((PermissionMode.BYPASS, []), (PermissionMode.DEFAULT, ["Bash"])):

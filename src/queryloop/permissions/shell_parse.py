@@ -24,6 +24,8 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 _LINE_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
 _GLOB = re.compile(r"(?<!\\)(?:\\\\)*[*?\[]")
+_UNESCAPED_BLANK = re.compile(rb"(?<!\\)(?:\\\\)*[ \t\n]")
+"""A blank the shell would split a word at (an even number of backslashes before it)."""
 _BRACE = re.compile(r"(?<!\\)(?:\\\\)*\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _SPECIAL = re.compile(r"[\\*?\[{]")
 _PLAIN_UNSAFE = re.compile(rb"['\"\\$`*?\[\]{}()<>;&|#\n]|^\S*=")
@@ -129,7 +131,9 @@ class _Walker:
         self._stdin: dict[int, Word] = {}
         self._piped: set[int] = set()
         self.misparsed = False
-        """An unquoted word holds a newline: the parse disagrees with the shell's."""
+        """An unquoted word holds a newline or an unescaped blank (tree-sitter reads
+        `sudo { {` with `{ {` as one word; bash splits it): the parse disagrees with the
+        shell's."""
 
     def walk(self, root: Node) -> None:
         """Visit the nodes that matter, found by one tree-sitter query (in C, not Python);
@@ -166,7 +170,7 @@ class _Walker:
                 self.file_redirect(child)
             elif kind != "comment" and words:
                 words.append(word_of(child))
-            if kind == "word" and b"\n" in (child.text or b""):
+            if kind == "word" and _UNESCAPED_BLANK.search(child.text or b""):
                 self.misparsed = True
         self._add(node, words, names)
 
