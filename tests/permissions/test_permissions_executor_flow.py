@@ -8,7 +8,7 @@ from pathlib import Path
 from queryloop.hooks import CommandHook, HookMatcher, HookRunner, HooksConfig
 from queryloop.messages.blocks import ToolResultBlock, ToolUseBlock
 from queryloop.messages.types import UserMessage
-from queryloop.permissions import PermissionChecker, PermissionContext, RuleSet
+from queryloop.permissions import PermissionChecker, PermissionContext, PermissionMode, RuleSet
 from queryloop.tools.base import ToolContext
 from queryloop.tools.builtin import BashTool
 from queryloop.tools.execution import run_tool_call
@@ -78,3 +78,44 @@ async def test_pre_tool_use_hook_blocks_with_its_stderr(tmp_path: Path) -> None:
     result = await run_bash(tmp_path, "touch made", checker, hooks)
     assert result.is_error and "tests must pass first" in str(result.content)
     assert not (tmp_path / "made").exists()
+
+
+def decision_hook(decision: str) -> HookRunner:
+    """A Python PreToolUse hook answering `decision` (Claude Code's hookSpecificOutput)."""
+
+    def hook(event: dict[str, object]) -> dict[str, object]:
+        output = {"permissionDecision": decision, "permissionDecisionReason": "hook says so"}
+        return {"hookSpecificOutput": output}
+
+    return HookRunner(HooksConfig.of(PreToolUse=[hook]), cwd=Path.cwd(), session_id="s")
+
+
+async def test_a_hook_that_asks_makes_an_allowed_call_ask(tmp_path: Path) -> None:
+    """An allow rule (or bypassPermissions) would run it; the hook's `ask` is stricter and
+    wins: headless nobody can answer, so the call is refused."""
+    allowed = RuleSet.from_strings(allow=["Bash(touch:*)"])
+    for context in (
+        PermissionContext(rules=allowed, home=tmp_path),
+        PermissionContext(mode=PermissionMode.BYPASS, home=tmp_path),
+    ):
+        result = await run_bash(
+            tmp_path, "touch made", PermissionChecker(context), decision_hook("ask")
+        )
+        assert result.is_error and "hook says so" in str(result.content)
+        assert not (tmp_path / "made").exists()
+    answered = PermissionChecker(PermissionContext(home=tmp_path), can_use_tool=lambda *a: True)
+    result = await run_bash(tmp_path, "touch made", answered, decision_hook("ask"))
+    assert not result.is_error and (tmp_path / "made").exists()
+
+
+async def test_a_hook_that_allows_skips_the_question_but_never_a_deny_rule(
+    tmp_path: Path,
+) -> None:
+    checker = PermissionChecker(
+        PermissionContext(rules=RuleSet.from_strings(deny=["Bash(rm:*)"]), home=tmp_path)
+    )
+    assert not (await run_bash(tmp_path, "touch made", checker, decision_hook("allow"))).is_error
+    assert (tmp_path / "made").exists()
+    denied = await run_bash(tmp_path, "rm made", checker, decision_hook("allow"))
+    assert denied.is_error and "Bash(rm:*)" in str(denied.content)
+    assert (tmp_path / "made").exists()

@@ -170,7 +170,7 @@ class Checker:
         self.asked: list[tuple[str, Mapping[str, Any]]] = []
 
     async def check(
-        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
+        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext, *, hook: Any = None
     ) -> PermissionDecision:
         self.asked.append((tool.name, input))
         return self.decision

@@ -41,7 +41,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import BaseModel
 
-from ..tools.base import DenialSource, PermissionDecision, Tool, ToolContext
+from ..tools.base import (
+    DenialSource,
+    PermissionDecision,
+    PreToolUseOutcome,
+    Tool,
+    ToolContext,
+)
 from . import bash, guard, paths
 from .hidden import HIDDEN_PATHS
 from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode, parse_mode
@@ -148,9 +154,25 @@ class PermissionChecker:
         self.can_use_tool = can_use_tool
 
     async def check(
-        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
+        self,
+        tool: Tool,
+        input: Mapping[str, Any],
+        ctx: ToolContext,
+        *,
+        hook: PreToolUseOutcome | None = None,
     ) -> PermissionDecision:
-        """The verdict for one validated call (asks the user when the rules leave it open)."""
+        """The verdict for one validated call (asks the user when the rules leave it open).
+
+        A PreToolUse hook's `allow` approves the call and its `ask` asks about it whatever
+        the rules and the mode say; a deny rule refuses it either way."""
+        if hook is not None and hook.decision in ("allow", "ask"):
+            denied = self.denied_by_rule(tool, input, ctx)
+            if denied is not None:
+                return denied
+            if hook.decision == "allow":
+                return PermissionDecision("allow")
+            reason = f"a PreToolUse hook asks for approval: {hook.reason or 'no reason given'}"
+            return await self._ask(tool, input, ctx, reason)
         decision, guarded = await self._evaluate(tool, input, ctx)
         if decision.behavior != "ask":
             return decision
@@ -161,7 +183,7 @@ class PermissionChecker:
     ) -> PermissionDecision | None:
         """The deny decision if a deny rule matches, else None.
 
-        For the executor when a PreToolUse hook already said allow: hooks may skip the prompt,
+        Also applied when a PreToolUse hook said allow or ask: hooks may skip the prompt,
         never a deny rule.
         """
         call = _Call.of(tool, input, ctx, self.context)

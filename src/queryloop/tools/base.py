@@ -236,10 +236,17 @@ class PermissionChecker(Protocol):
     """Decides whether a validated tool call may run (modes, rules, callbacks, prompts).
 
     Returns allow (optionally with an updated input) or deny with a message the model reads.
+    `hook` is what PreToolUse hooks said: `allow` skips the question (never a deny rule),
+    `ask` asks even where rules or the mode would allow (Claude Code's permissionDecision).
     """
 
     async def check(
-        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
+        self,
+        tool: Tool,
+        input: Mapping[str, Any],
+        ctx: ToolContext,
+        *,
+        hook: PreToolUseOutcome | None = None,
     ) -> PermissionDecision: ...
 
 

@@ -29,6 +29,7 @@ from .base import (
     DenialSource,
     PermissionChecker,
     PermissionDecision,
+    PreToolUseOutcome,
     Tool,
     ToolContext,
     ToolError,
@@ -159,6 +160,7 @@ async def _prepare(
     """Parse, validate, run PreToolUse hooks and check permissions; the input to call with."""
     parsed = parse_input(tool, block.input)
     await _validate(tool, parsed, ctx)
+    pre: PreToolUseOutcome | None = None
     if hooks is not None:
         pre = await hooks.pre_tool_use(tool.name, input_dict(parsed), block.id, ctx)
         if pre.stop_reason:
@@ -171,7 +173,7 @@ async def _prepare(
         if pre.updated_input is not None:
             parsed = parse_input(tool, pre.updated_input)
             await _validate(tool, parsed, ctx)
-    return await _check_permissions(tool, parsed, ctx, permission)
+    return await _check_permissions(tool, parsed, ctx, permission, pre)
 
 
 async def _validate(tool: Tool, parsed: BaseModel, ctx: ToolContext) -> None:
@@ -181,9 +183,14 @@ async def _validate(tool: Tool, parsed: BaseModel, ctx: ToolContext) -> None:
 
 
 async def _check_permissions(
-    tool: Tool, parsed: BaseModel, ctx: ToolContext, permission: PermissionChecker | None
+    tool: Tool,
+    parsed: BaseModel,
+    ctx: ToolContext,
+    permission: PermissionChecker | None,
+    pre: PreToolUseOutcome | None,
 ) -> BaseModel:
-    """The tool's own verdict first (deny wins), then the session's checker, if any.
+    """The tool's own verdict first (deny wins), then the session's checker, if any, told
+    what the PreToolUse hooks decided.
 
     Without a checker everything the tool does not deny is allowed. The checker's `allow`
     and `passthrough` allow; `deny` and an unresolved `ask` refuse.
@@ -192,7 +199,7 @@ async def _check_permissions(
     parsed = _apply_decision(tool, parsed, own)
     if permission is None:
         return parsed
-    verdict = await permission.check(tool, input_dict(parsed), ctx)
+    verdict = await permission.check(tool, input_dict(parsed), ctx, hook=pre)
     return _apply_decision(tool, parsed, verdict, final=True)
 
 
