@@ -121,3 +121,40 @@ def test_sessions_and_trust_subcommands(tmp_path: Path) -> None:
     done = run_cli("trust", str(tmp_path), env=env)
     assert done.returncode == 0
     assert str(tmp_path.resolve()) in (home / "settings.json").read_text()
+
+
+def test_the_options_are_declared_once() -> None:
+    """Every Agent-level option of the command line is an `AgentOptions` field with the same
+    name, type and default; `AgentKwargs` (the typed keywords of `Agent(...)`) names the same
+    fields with the same types (cwd, home and mcp_config also take a str); `agent_kwargs`
+    passes on exactly the Agent-level ones; the flag's choices are the option's."""
+    import dataclasses
+    import typing
+
+    from queryloop.agent import AgentKwargs, AgentOptions
+    from queryloop.agent.options import PermissionModeName
+    from queryloop.cli.args import PERMISSION_MODES, CliOptions, build_parser
+
+    def written(annotation: typing.Any) -> str:
+        return getattr(annotation, "__forward_arg__", annotation)
+
+    options = {f.name: f for f in dataclasses.fields(AgentOptions)}
+    cli = [f for f in dataclasses.fields(CliOptions) if f.metadata.get("agent_option")]
+    assert {f.name for f in cli} >= {"model", "cwd", "permission_mode", "allowed_tools"}
+    for item in cli:
+        twin = options[item.name]
+        assert written(item.type) == written(twin.type), item.name
+        assert item.default == twin.default, item.name
+        assert item.default_factory == twin.default_factory, item.name
+    kwargs = {k: written(v) for k, v in AgentKwargs.__annotations__.items()}
+    assert set(kwargs) == set(options) - {"model"}
+    widened = dict.fromkeys(("cwd", "home", "mcp_config"), "str | Path | None")
+    for name, hint in kwargs.items():
+        assert hint == widened.get(name, written(options[name].type)), name
+    flags = {a.dest for a in build_parser()._actions}
+    assert {f.name for f in cli} <= flags
+    assert PERMISSION_MODES == typing.get_args(PermissionModeName)
+    given = CliOptions(max_turns=3, allowed_tools=("Read",), tool_use_summaries=True)
+    assert given.agent_kwargs() == {
+        "max_turns": 3, "allowed_tools": ("Read",), "tool_use_summaries": True,
+        "cwd": given.cwd}  # fmt: skip

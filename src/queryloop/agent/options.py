@@ -2,7 +2,12 @@
 same names as typed keyword arguments of `Agent(...)`, `Agent.resume` and
 `Agent.continue_latest`, so an IDE completes them and mypy catches a wrong name or type).
 
-The two lists are kept equal by a test (`tests/agent/test_agent_sdk.py`).
+`AgentOptions` is the declaration (names, types, defaults, documentation). `AgentKwargs`
+repeats names and types because a type checker cannot derive a TypedDict from a dataclass,
+and the command line's Agent-level options (`cli.args.CliOptions`, the fields marked
+`agent_option`) repeat names, types and defaults because `queryloop --help` must not import
+this module; `tests/cli/test_cli_args.py::test_the_options_are_declared_once` proves the
+three equal.
 """
 
 from __future__ import annotations

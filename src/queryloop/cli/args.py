@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..agent.options import PermissionModeName
+    from ..permissions.modes import PermissionMode
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -46,50 +51,55 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `queryloop --help`)")
 
 
+_AGENT_OPTION = {"agent_option": True}
+"""`field()` metadata of a `CliOptions` field that IS an `AgentOptions` field: the same name,
+type and default (tests/cli/test_cli_args.py proves it), passed on by `agent_kwargs`."""
+
+
 @dataclass(frozen=True)
 class CliOptions:
-    """What the command line asked for."""
+    """What the command line asked for: the Agent's options it sets (each declared and
+    documented on `AgentOptions`, with its type and default) and the CLI's own."""
 
+    # ---- AgentOptions fields (`agent_kwargs`) ----
+    model: str | None = field(default=None, metadata=_AGENT_OPTION)
+    fallback_model: str | None = field(default=None, metadata=_AGENT_OPTION)
+    max_turns: int | None = field(default=None, metadata=_AGENT_OPTION)
+    permission_mode: PermissionModeName | PermissionMode | None = field(
+        default=None, metadata=_AGENT_OPTION
+    )
+    allowed_tools: Sequence[str] = field(default=(), metadata=_AGENT_OPTION)
+    disallowed_tools: Sequence[str] = field(default=(), metadata=_AGENT_OPTION)
+    mcp_config: Path | None = field(default=None, metadata=_AGENT_OPTION)
+    append_system_prompt: str | None = field(default=None, metadata=_AGENT_OPTION)
+    system_prompt: str | None = field(default=None, metadata=_AGENT_OPTION)
+    cwd: Path = field(default_factory=Path.cwd, metadata=_AGENT_OPTION)
+    trust: bool | None = field(default=None, metadata=_AGENT_OPTION)
+    tool_use_summaries: bool = field(default=False, metadata=_AGENT_OPTION)
+    """Headless: label each tool batch with a small model's summary (on in the REPL)."""
+
+    # ---- the CLI's own ----
     prompt: str | None = None
     print_mode: bool = False
     output_format: str = "text"
     include_partial_messages: bool = False
-    model: str | None = None
-    fallback_model: str | None = None
-    max_turns: int | None = None
     continue_latest: bool = False
     resume: str | None = None
-    permission_mode: str | None = None
-    allowed_tools: tuple[str, ...] = ()
-    disallowed_tools: tuple[str, ...] = ()
-    mcp_config: Path | None = None
-    append_system_prompt: str | None = None
-    system_prompt: str | None = None
-    cwd: Path = field(default_factory=Path.cwd)
     verbose: bool = False
-    trust: bool | None = None
-    tool_use_summaries: bool | None = None
-    """Headless: label each tool batch with a small model's summary (on in the REPL)."""
     command: str | None = None
     """A subcommand: "sessions" or "trust"."""
     command_args: tuple[str, ...] = ()
 
     def agent_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for `queryloop.Agent` (model passed separately)."""
-        kwargs: dict[str, Any] = {
-            "fallback_model": self.fallback_model,
-            "max_turns": self.max_turns,
-            "permission_mode": self.permission_mode,
-            "allowed_tools": self.allowed_tools,
-            "disallowed_tools": self.disallowed_tools,
-            "mcp_config": self.mcp_config,
-            "append_system_prompt": self.append_system_prompt,
-            "system_prompt": self.system_prompt,
-            "cwd": self.cwd,
-            "trust": self.trust,
-            "tool_use_summaries": self.tool_use_summaries,
-        }
-        return {k: v for k, v in kwargs.items() if v not in (None, ())}
+        """Keyword arguments for `queryloop.Agent` (model passed separately): the Agent
+        options the command line set, i.e. those that differ from their default."""
+        kwargs: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if item.metadata.get("agent_option") and item.name != "model":
+                if value != item.default:  # a default_factory field (cwd) is always passed
+                    kwargs[item.name] = value
+        return kwargs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,7 +223,7 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         cwd=_resolve_cwd(ns.cwd),
         verbose=ns.verbose,
         trust=True if ns.trust else None,
-        tool_use_summaries=True if ns.tool_use_summaries else None,
+        tool_use_summaries=bool(ns.tool_use_summaries),
     )
 
 
