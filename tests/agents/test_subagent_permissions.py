@@ -51,8 +51,7 @@ async def test_parallel_subagents_ask_the_person_one_question_at_a_time() -> Non
         open_questions -= 1
         return True
 
-    parent = PermissionChecker(PermissionContext(), ask=ask)
-    serialize_asks(parent)
+    parent = PermissionChecker(PermissionContext(), ask=serialize_asks(ask))
     definition = AgentDefinition(name="x", description="d")
     children = [child_permission(parent, definition) for _ in range(3)]
     ctx = ToolContext(cwd=Path.cwd())

@@ -105,8 +105,11 @@ class FakeProvider:
 class SimpleBuilder:
     """Builds requests with the real normalization pipeline, no caching or context."""
 
-    def __init__(self, tool_schemas: Sequence[dict[str, Any]] = ()) -> None:
+    def __init__(
+        self, tool_schemas: Sequence[dict[str, Any]] = (), model: str = "main-model"
+    ) -> None:
         self.tool_schemas = list(tool_schemas)
+        self.model = model
 
     def build(
         self, messages: Sequence[Message], *, max_tokens: int, model: str | None = None
@@ -115,7 +118,7 @@ class SimpleBuilder:
 
         api = normalize_messages_for_api(messages, self.tool_schemas, thinking_enabled=False)
         return ModelRequest(
-            model=model or "m", messages=api, max_tokens=max_tokens, tools=self.tool_schemas
+            model=model or self.model, messages=api, max_tokens=max_tokens, tools=self.tool_schemas
         )
 
 

@@ -107,8 +107,7 @@ def make_params(provider: FakeProvider, tmp_path: Path, **kw: Any) -> QueryParam
     ]
     return QueryParams(
         provider=provider,
-        model="main-model",
-        request_builder=SimpleBuilder(schemas),
+        request_builder=SimpleBuilder(schemas, model="main-model"),
         tool_context=kw.pop("tool_context", None) or ToolContext(cwd=tmp_path),
         tools=tool_list,
         max_output_tokens=kw.pop("max_output_tokens", 1000),

@@ -1,18 +1,25 @@
-"""Build a `Runtime` from `AgentOptions`: one small function per part."""
+"""Build a `Runtime` from `AgentOptions`: `assemble` reads like the list of parts; each
+part has a named builder (`build_*`) that makes it from the options and the parts before it.
+A subagent's thread is made by the same thread builders (`thread_request_builder`,
+`queryloop.agents.runner`) with the child's options."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agents.wiring import install_subagents
+from ..agents.wiring import ParentThread, build_subagents
 from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
-from ..context import RequestBuilder, build_system_prompt
+from ..context import RequestBuilder
 from ..context.deferred import is_mcp_tool
+from ..context.queue import PromptQueue
+from ..context.request import thread_request_builder
 from ..context.system_context import SessionContext
 from ..context.system_prompt import build_dynamic_suffix
 from ..context.tool_search import parse_tool_search, plan_deferral
@@ -33,14 +40,17 @@ from ..session import (
     queryloop_home,
     session_path,
 )
+from ..session.live import model_table_price
+from ..session.timing import TimingRecorder
 from ..skills.commands import skill_read_dirs, skill_tools
-from ..skills.loader import load_skills
+from ..skills.loader import SkillSet, load_skills
 from ..tools import builtin_tools
-from ..tools.base import Tool, ToolContext
+from ..tools.base import Tool, ToolContext, ToolHooks
 from ..tools.builtin import selected_builtin_names
 from ..tools.builtin.tool_search import ToolSearchTool
+from .attachments import SessionAttachments, ToolSet
 from .options import AgentOptions
-from .runtime import HookedSummarizer, Runtime
+from .runtime import HookedSummarizer, Notices, Runtime
 
 if TYPE_CHECKING:
     from ..tools.mcp import McpManager
@@ -50,126 +60,373 @@ COMPACTION_MAX_TOKENS = 20_000
 DEFAULT_OUTPUT_TOKENS = 8_192
 
 
+@dataclass(frozen=True)
+class ModelChoice:
+    """The main model as the options, the environment and the settings choose it."""
+
+    provider: ModelProvider
+    """Unmetered; each use is metered into the session by its kind (main, compact, side)."""
+    name: str
+    """The bare model id sent to the provider (`ollama:qwen2.5` → `qwen2.5`)."""
+    info: ModelInfo
+    owns_provider: bool
+    """We built the provider, so we close its HTTP client (a caller's stays open)."""
+
+
+@dataclass(frozen=True)
+class OutputLimits:
+    """Output tokens per response: a capped default (`normal`: it reserves less of the
+    window), escalated to the model's maximum (`ceiling`) only when a reply is cut off."""
+
+    normal: int
+    ceiling: int
+
+
 async def assemble(
-    options: AgentOptions, session: Session, *, resumed: LoadedSession | None = None
+    options: AgentOptions,
+    session: Session,
+    *,
+    prompt_queue: PromptQueue | None = None,
+    resumed: LoadedSession | None = None,
 ) -> Runtime:
-    """Everything one session needs, wired together around `session` (which gets its
-    transcript here; every provider call is metered into it)."""
+    """Everything one session needs, each part built once by its builder from the options
+    and the parts before it, around `session` (which gets its transcript here; every
+    provider call is metered into it). The result is frozen."""
     home = queryloop_home(options.home)
-    workspace = _workspace(options, home)
-    model_name = options.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
-    model_name = model_name or DEFAULT_MODEL
-    unmetered, model = _provider(options, model_name)
-    provider = session.metered(unmetered, RequestKind.MAIN)
-    info = get_model_info(model)
-    session_id = session.session_id
-    transcript = _transcript(options, home, session_id, resumed)
+    workspace = build_workspace(options, home)
+    model = build_model(options, workspace)
+    transcript = build_transcript(options, home, session.session_id, resumed)
     session.attach(transcript)
-    session_dir = transcript.path.parent / session_id if transcript else None
-    tool_context = ToolContext(
+    notices = Notices(options.on_notice)
+    mcp = await _start_mcp(workspace)
+    exit_stack = build_exit_stack(mcp, model)
+    skills = load_skills(options.cwd, home, trusted=workspace.trusted)
+    compact_config = build_compact_config(options, model)
+    timing = build_timing(session, compact_config)
+    tool_context = build_tool_context(options, workspace, transcript, skills, timing)
+    tools = build_tools(options, mcp, workspace, skills, compact_config.context_window)
+    permission = build_permission(options, workspace)
+    hooks = build_hooks(options, workspace, session.session_id, transcript, permission, notices)
+    checkpoints = build_checkpoints(tool_context)
+    session_context = SessionContext(options.cwd, user_home=home)
+    builder = build_request_builder(options, model.name, tools, session_context, tool_context)
+    compactor, summarizer = build_compactor(
+        compact_config, tools, model, session, builder, tool_context, hooks
+    )
+    limits = build_output_limits(options, model.info)
+    for notice in [*workspace.notices, *_mcp_notices(mcp), *map(str, skills.problems)]:
+        notices.add(notice)
+    parent = ParentThread(
+        model.provider, builder, tools.all, tools.deferred, permission, hooks, tool_context,
+        max_output_tokens=limits.normal, max_output_tokens_ceiling=limits.ceiling,
+    )  # fmt: skip
+    subagents = build_subagents(
+        parent, session, cwd=options.cwd, home=home, trusted=workspace.trusted,
+        agents=options.agents, max_depth=options.max_subagent_depth,
+        thinking=options.thinking, notify=notices.add,
+    )  # fmt: skip
+    exit_stack.push_async_callback(subagents.aclose)
+    attachments = SessionAttachments(
+        builder, compactor, tool_context, tools, skills, subagents,
+        prompt_queue=prompt_queue if prompt_queue is not None else PromptQueue(), mcp=mcp,
+    )  # fmt: skip
+    params = build_params(
+        options, model, session, parent, CheckpointingHooks(hooks, checkpoints),
+        compactor=compactor, attachments=attachments, task_events=subagents.tasks.drain_events,
+    )  # fmt: skip
+    start_transcript(transcript, resumed, model.name, options.cwd)
+    return Runtime(
+        options=options, home=home, model_info=model.info, params=params, builder=builder,
+        compactor=compactor, summarizer=summarizer, hooks=hooks, permission=permission,
+        session=session, tools=tools, attachments=attachments, subagents=subagents,
+        skills=skills, checkpoints=checkpoints, notices=notices, timing=timing,
+        exit_stack=exit_stack, mcp=mcp,
+        user_context_text="\n".join(session_context.user_context().values()),
+    )  # fmt: skip
+
+
+def build_exit_stack(mcp: McpManager | None, model: ModelChoice) -> AsyncExitStack:
+    """What the session stops when it closes: its MCP servers and, when we built it, the
+    provider's HTTP client (a caller's provider stays open)."""
+    stack = AsyncExitStack()
+    if mcp is not None:
+        stack.push_async_callback(mcp.close)
+    close = getattr(model.provider, "aclose", None) if model.owns_provider else None
+    if close is not None:
+        stack.push_async_callback(close)
+    return stack
+
+
+def build_params(
+    options: AgentOptions,
+    model: ModelChoice,
+    session: Session,
+    thread: ParentThread,
+    tool_hooks: ToolHooks,
+    *,
+    compactor: CompactionPipeline,
+    attachments: SessionAttachments,
+    task_events: Callable[[], Sequence[Any]],
+) -> QueryParams:
+    """What each `query()` of the main thread runs with: the thread's parts, the main
+    provider metered as main requests, the options' limits, hooks (Write/Edit/MultiEdit
+    snapshots through `tool_hooks`) and summaries."""
+    hooks = thread.hooks
+    return QueryParams(
+        provider=session.metered(model.provider, RequestKind.MAIN),
+        request_builder=thread.builder,
+        tool_context=thread.tool_context,
+        tools=thread.tools,
+        max_output_tokens=thread.max_output_tokens,
+        max_output_tokens_ceiling=thread.max_output_tokens_ceiling,
+        fallback_model=options.fallback_model,
+        permission=thread.permission,
+        tool_hooks=tool_hooks,
+        stop_hooks=[*options.stop_hooks, hooks.as_stop_hook()],
+        compactor=compactor,
+        attachments=attachments.turn,
+        max_turns=options.max_turns,
+        token_budget=options.token_budget,
+        session_id=session.session_id,
+        tool_use_summarizer=build_tool_use_summarizer(options, model, session, thread.tool_context),
+        task_events=task_events,
+    )
+
+
+def start_transcript(
+    transcript: Transcript | None, resumed: LoadedSession | None, model: str, cwd: Path
+) -> None:
+    """A new transcript gets its header; a resumed one chains on from its last message."""
+    if transcript is None:
+        return
+    if resumed is not None:
+        transcript.last_uuid = resumed.last_uuid
+    else:
+        transcript.start(model=model, cwd=str(cwd))
+
+
+def build_workspace(options: AgentOptions, home: Path) -> Workspace:
+    """The folder's settings, trust and MCP servers (with the options' rules and file)."""
+    return load_workspace(
+        options.cwd,
+        user_home=home,
+        trust_override=options.trust,
+        mcp_config_files=[options.mcp_config] if options.mcp_config else (),
+        allowed_tools=options.allowed_tools,
+        disallowed_tools=options.disallowed_tools,
+    )
+
+
+def build_model(options: AgentOptions, workspace: Workspace) -> ModelChoice:
+    """The main model: the option, else `QUERYLOOP_MODEL`, the settings' model, the default;
+    its provider (the caller's, or one built for the name) and its table entry."""
+    name = options.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
+    name = name or DEFAULT_MODEL
+    if options.provider is not None:
+        return ModelChoice(options.provider, name, get_model_info(name), owns_provider=False)
+    choice = choose_provider(name, base_url=options.base_url)
+    provider = provider_for(name, base_url=options.base_url, retry=options.retry or DEFAULT_RETRY)
+    bare = choice.model or name
+    return ModelChoice(provider, bare, get_model_info(bare), owns_provider=True)
+
+
+def build_transcript(
+    options: AgentOptions, home: Path, session_id: str, resumed: LoadedSession | None
+) -> Transcript | None:
+    """The transcript writer (the resumed file, else a new one); None when not persisted."""
+    if not options.persist:
+        return None
+    path = resumed.path if resumed is not None and resumed.path else None
+    path = path or session_path(session_id, options.cwd, home)
+    # Each record is written straight to the kernel (kill -9 safe); fsync runs once per
+    # prompt (Runtime.sync) instead of per message, which would cost milliseconds each.
+    return Transcript(path, session_id, fsync=False)
+
+
+def build_timing(session: Session, config: CompactConfig) -> TimingRecorder:
+    """Timing records for the session report, written to the session's transcript."""
+
+    def append(record: Mapping[str, Any]) -> None:
+        transcript = session.transcript  # a new one after /clear
+        if transcript is not None:
+            transcript.append_record(record)
+
+    limits = (config.context_window, config.thresholds().autocompact)
+    return TimingRecorder(
+        append,
+        session_id=lambda: session.session_id,
+        cost=model_table_price,
+        limits=lambda: limits,
+    )
+
+
+def build_tool_context(
+    options: AgentOptions,
+    workspace: Workspace,
+    transcript: Transcript | None,
+    skills: SkillSet,
+    observer: TimingRecorder,
+) -> ToolContext:
+    """The tools' shared state: the folders they may read (the session folder holds spilled
+    tool results the model is told to Read back; skills' folders), the env, the observer."""
+    session_dir = transcript.path.parent / transcript.session_id if transcript else None
+    return ToolContext(
         cwd=options.cwd,
-        # The session folder holds spilled tool results the model is told to Read back.
-        additional_dirs=[*workspace.settings.additional_directories, *_existing(session_dir)],
+        additional_dirs=[
+            *workspace.settings.additional_directories,
+            *_existing(session_dir),
+            *skill_read_dirs(skills),
+        ],
         session_dir=session_dir,
         env={**workspace.settings.env, **options.env},
+        observer=observer,
     )
-    mcp = await _start_mcp(workspace)
-    eager, deferred = _tools(options, mcp, workspace, options.context_window or info.context_window)
-    skills = load_skills(options.cwd, home, trusted=workspace.trusted)
+
+
+def build_tools(
+    options: AgentOptions,
+    mcp: McpManager | None,
+    workspace: Workspace,
+    skills: SkillSet,
+    context_window: int,
+) -> ToolSet:
+    """The built-in and the caller's tools, MCP tools and skill tools. MCP tools go behind
+    ToolSearch only when their definitions are large (`context.tool_search`); a deferred set
+    lets servers come and go without changing the tools array."""
+    base: list[Tool] = [*builtin_tools(options.builtin_tools), *options.tools]
+    mcp_tools: list[Tool] = list(mcp.tools()) if mcp is not None else []
+    setting = options.tool_search
+    policy = parse_tool_search(setting if setting is not None else workspace.settings.tool_search)
+    eager, deferred = plan_deferral(
+        [*base, *mcp_tools], context_window=context_window, policy=policy, deferrable=is_mcp_tool
+    )
+    if deferred:
+        eager.append(ToolSearchTool(lambda: deferred))
     eager.extend(
         skill_tools(skills, builtin="Skill" in selected_builtin_names(options.builtin_tools))
     )
-    tool_context.additional_dirs.extend(skill_read_dirs(skills))
-    permission = _permission(options, workspace)
-    hooks = _hooks(options, workspace, session_id, transcript, permission)
-    checkpoints = CheckpointStore(checkpoint_folder(session_dir) if session_dir else None)
-    session_context = SessionContext(options.cwd, user_home=home)
-    builder = _request_builder(options, model, eager, deferred, session_context, tool_context)
-    compactor, summarizer = _compactor(
-        options,
-        [*eager, *deferred],
-        info,
-        session.metered(unmetered, RequestKind.COMPACT),
-        builder,
-        tool_context,
-        hooks,
+    return ToolSet(tuple(eager), tuple(deferred))
+
+
+def build_permission(options: AgentOptions, workspace: Workspace) -> PermissionChecker:
+    """The session's checker: the mode, the settings' rules, the caller's tools and approver."""
+    settings = workspace.settings
+    mode = parse_mode(options.permission_mode or settings.default_mode or "default")
+    context = PermissionContext(
+        mode=mode,
+        rules=settings.rules,
+        developer_tools=frozenset(t.name for t in options.tools),
     )
-    # Like the reference: a capped default output limit (it reserves less of the window),
-    # escalated to the model's maximum only when a reply is actually cut off.
-    max_tokens = min(options.max_tokens or DEFAULT_OUTPUT_TOKENS, info.max_output_tokens)
-    params = QueryParams(
-        provider=provider,
+    return PermissionChecker(context, can_use_tool=options.can_use_tool)
+
+
+def build_hooks(
+    options: AgentOptions,
+    workspace: Workspace,
+    session_id: str,
+    transcript: Transcript | None,
+    permission: PermissionChecker,
+    notices: Notices,
+) -> HookRunner:
+    """The settings' hooks and the caller's; their warnings become notices."""
+    config = workspace.settings.hooks
+    if options.hooks:
+        config = config.merged(HooksConfig.of(**_as_lists(options.hooks)))
+    return HookRunner(
+        config,
+        cwd=options.cwd,
+        session_id=session_id,
+        transcript_path=transcript.path if transcript else None,
+        env=workspace.settings.env,
+        permission_mode=permission.context.mode.value,
+        on_warning=notices.hook_warning,
+    )
+
+
+def build_checkpoints(tool_context: ToolContext) -> CheckpointStore:
+    """Per-prompt file snapshots, in the session folder (none when not persisted)."""
+    folder = tool_context.session_dir
+    return CheckpointStore(checkpoint_folder(folder) if folder else None)
+
+
+def build_request_builder(
+    options: AgentOptions,
+    model: str,
+    tools: ToolSet,
+    session_context: SessionContext,
+    tool_context: ToolContext,
+) -> RequestBuilder:
+    """The main thread's request builder (`thread_request_builder`, as a subagent's)."""
+    git = session_context.system_context()
+    environment = build_dynamic_suffix(
+        cwd=options.cwd,
         model=model,
-        request_builder=builder,
+        extra_sections=[f"{key}: {value}" for key, value in git.items() if value],
+    )
+    return thread_request_builder(
+        model=model,
+        instructions=options.system_prompt,
+        environment=environment,
+        append=options.append_system_prompt,
+        tools=tools.eager,
+        deferred=tools.deferred,
+        user_context=session_context.user_context(),
+        thinking=options.thinking,
         tool_context=tool_context,
-        tools=[*eager, *deferred],
-        max_output_tokens=max_tokens,
-        max_output_tokens_ceiling=max(max_tokens, info.max_output_tokens),
-        fallback_model=options.fallback_model,
-        permission=permission,
-        tool_hooks=CheckpointingHooks(hooks, checkpoints),  # Write/Edit/MultiEdit snapshots
-        stop_hooks=[*options.stop_hooks, hooks.as_stop_hook()],
-        compactor=compactor,
-        max_turns=options.max_turns,
-        token_budget=options.token_budget,
-        session_id=session_id,
-        tool_use_summarizer=_summarizer(
-            options,
-            session.metered(unmetered, RequestKind.SIDE, purpose=SUMMARY_PURPOSE),
-            tool_context,
-        ),
     )
-    runtime = Runtime(
-        options=options,
-        session_id=session_id,
-        home=home,
-        params=params,
-        model_info=info,
-        builder=builder,
-        compactor=compactor,
-        summarizer=summarizer,
-        hooks=hooks,
-        session=session,
-        mcp=mcp,
-        deferred_tools=deferred,
-        user_context_text="\n".join(session_context.user_context().values()),
-        skills=skills,
-        checkpoints=checkpoints,
-        permission=permission,
-    )
-    for notice in [*workspace.notices, *_mcp_notices(mcp), *map(str, skills.problems)]:
-        runtime.notify(notice)
-    hooks.on_warning = lambda warning: runtime.notify(f"hook warning: {warning}")
-    if mcp is not None:
-        runtime.exit_stack.push_async_callback(mcp.close)
-    if options.provider is None:
-        # We built the provider, so we close its HTTP client; a caller's stays open.
-        close = getattr(unmetered, "aclose", None)
-        if close is not None:
-            runtime.exit_stack.push_async_callback(close)
-    params_with_attachments = QueryParams(
-        **{**params.__dict__, "attachments": runtime.turn_attachments}
-    )
-    runtime.params = params_with_attachments
-    install_subagents(
-        runtime,
-        trusted=workspace.trusted,
-        agents=options.agents,
-        max_depth=options.max_subagent_depth,
-    )
-    if resumed is not None:
-        if transcript is not None:
-            transcript.last_uuid = resumed.last_uuid
-    elif transcript is not None:
-        transcript.start(model=model, cwd=str(options.cwd))
-    return runtime
 
 
-def _summarizer(
-    options: AgentOptions, provider: ModelProvider, tool_context: ToolContext
+def build_compact_config(options: AgentOptions, model: ModelChoice) -> CompactConfig:
+    """When and how the session compacts (the window: the option, else the model's); the
+    per-tool result limits come with the tools (`build_compactor`)."""
+    return CompactConfig(
+        context_window=options.context_window or model.info.context_window,
+        max_output_tokens=model.info.max_output_tokens,
+        autocompact_threshold_tokens=options.autocompact_threshold,
+        collapse_enabled=options.context_collapse,
+        server_context_editing=model.provider.name == "anthropic",
+    )
+
+
+def build_compactor(
+    config: CompactConfig,
+    tools: ToolSet,
+    model: ModelChoice,
+    session: Session,
+    builder: RequestBuilder,
+    tool_context: ToolContext,
+    hooks: HookRunner,
+) -> tuple[CompactionPipeline, HookedSummarizer]:
+    """The compaction pipeline; its summaries are requests on the session's cached prefix,
+    metered as compaction, after the PreCompact hooks."""
+    max_tokens = min(COMPACTION_MAX_TOKENS, model.info.max_output_tokens)
+
+    def build(messages: Sequence[Any], instruction: str) -> Any:
+        return builder.build_compaction_request(messages, instruction, max_tokens=max_tokens)
+
+    provider = session.metered(model.provider, RequestKind.COMPACT)
+    summarize = HookedSummarizer(
+        provider_summarizer(provider, build, abort=tool_context.abort), hooks
+    )
+    config = replace(config, per_tool_max_chars={t.name: t.max_result_chars for t in tools.all})
+    pipeline = CompactionPipeline(config, summarize=summarize, session_dir=tool_context.session_dir)
+    return pipeline, summarize
+
+
+def build_output_limits(options: AgentOptions, info: ModelInfo) -> OutputLimits:
+    """Like the reference: a capped default output limit (it reserves less of the window),
+    escalated to the model's maximum only when a reply is actually cut off."""
+    normal = min(options.max_tokens or DEFAULT_OUTPUT_TOKENS, info.max_output_tokens)
+    return OutputLimits(normal=normal, ceiling=max(normal, info.max_output_tokens))
+
+
+def build_tool_use_summarizer(
+    options: AgentOptions, model: ModelChoice, session: Session, tool_context: ToolContext
 ) -> ModelSummarizer | None:
+    """One-line summaries of tool batches by a small model (None: off, or no such model)."""
     if not options.tool_use_summaries:
         return None
+    provider = session.metered(model.provider, RequestKind.SIDE, purpose=SUMMARY_PURPOSE)
     name = options.summary_model or default_summary_model(provider.name)
     if name is None:
         return None
@@ -181,40 +438,6 @@ def _existing(folder: Path | None) -> list[Path]:
         return []
     folder.mkdir(parents=True, exist_ok=True)
     return [folder.resolve()]
-
-
-def _workspace(options: AgentOptions, home: Path) -> Workspace:
-    return load_workspace(
-        options.cwd,
-        user_home=home,
-        trust_override=options.trust,
-        mcp_config_files=[options.mcp_config] if options.mcp_config else (),
-        allowed_tools=options.allowed_tools,
-        disallowed_tools=options.disallowed_tools,
-    )
-
-
-def _provider(options: AgentOptions, model_name: str) -> tuple[ModelProvider, str]:
-    """The provider and the bare model id to send (`ollama:qwen2.5` → `qwen2.5`)."""
-    if options.provider is not None:
-        return options.provider, model_name
-    choice = choose_provider(model_name, base_url=options.base_url)
-    provider = provider_for(
-        model_name, base_url=options.base_url, retry=options.retry or DEFAULT_RETRY
-    )
-    return provider, choice.model or model_name
-
-
-def _transcript(
-    options: AgentOptions, home: Path, session_id: str, resumed: LoadedSession | None
-) -> Transcript | None:
-    if not options.persist:
-        return None
-    path = resumed.path if resumed is not None and resumed.path else None
-    path = path or session_path(session_id, options.cwd, home)
-    # Each record is written straight to the kernel (kill -9 safe); fsync runs once per
-    # prompt (Runtime.sync) instead of per message, which would cost milliseconds each.
-    return Transcript(path, session_id, fsync=False)
 
 
 async def _start_mcp(workspace: Workspace) -> McpManager | None:
@@ -237,115 +460,5 @@ def _mcp_notices(mcp: McpManager | None) -> list[str]:
     ]
 
 
-def _tools(
-    options: AgentOptions, mcp: McpManager | None, workspace: Workspace, context_window: int
-) -> tuple[list[Tool], list[Tool]]:
-    """(eager, deferred). MCP tools go behind ToolSearch only when their definitions are large
-    (`context.tool_search`); a deferred set lets servers come and go without changing the
-    tools array."""
-    base: list[Tool] = [*builtin_tools(options.builtin_tools), *options.tools]
-    mcp_tools: list[Tool] = list(mcp.tools()) if mcp is not None else []
-    setting = options.tool_search
-    policy = parse_tool_search(setting if setting is not None else workspace.settings.tool_search)
-    eager, deferred = plan_deferral(
-        [*base, *mcp_tools], context_window=context_window, policy=policy, deferrable=is_mcp_tool
-    )
-    if deferred:
-        eager.append(ToolSearchTool(lambda: deferred))
-    return eager, deferred
-
-
-def _permission(options: AgentOptions, workspace: Workspace) -> PermissionChecker:
-    settings = workspace.settings
-    mode = parse_mode(options.permission_mode or settings.default_mode or "default")
-    context = PermissionContext(
-        mode=mode,
-        rules=settings.rules,
-        developer_tools=frozenset(t.name for t in options.tools),
-    )
-    return PermissionChecker(context, can_use_tool=options.can_use_tool)
-
-
-def _hooks(
-    options: AgentOptions,
-    workspace: Workspace,
-    session_id: str,
-    transcript: Transcript | None,
-    permission: PermissionChecker,
-) -> HookRunner:
-    config = workspace.settings.hooks
-    if options.hooks:
-        config = config.merged(HooksConfig.of(**_as_lists(options.hooks)))
-    return HookRunner(
-        config,
-        cwd=options.cwd,
-        session_id=session_id,
-        transcript_path=transcript.path if transcript else None,
-        env=workspace.settings.env,
-        permission_mode=permission.context.mode.value,
-    )
-
-
 def _as_lists(hooks: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
     return {event: list(items) for event, items in hooks.items()}
-
-
-def _request_builder(
-    options: AgentOptions,
-    model: str,
-    eager: Sequence[Tool],
-    deferred: Sequence[Tool],
-    session_context: SessionContext,
-    tool_context: ToolContext,
-) -> RequestBuilder:
-    git = session_context.system_context()
-    dynamic = build_dynamic_suffix(
-        cwd=options.cwd,
-        model=model,
-        extra_sections=[f"{key}: {value}" for key, value in git.items() if value],
-    )
-    system = build_system_prompt(
-        attribution=None,
-        static_prefix=options.system_prompt,
-        dynamic_suffix=dynamic,
-        append=options.append_system_prompt,
-    )
-    return RequestBuilder(
-        model=model,
-        system=system,
-        tools=eager,
-        user_context=session_context.user_context(),
-        thinking=options.thinking,
-        deferred_tools=lambda: deferred,
-        tool_context=tool_context,
-    )
-
-
-def _compactor(
-    options: AgentOptions,
-    tools: Sequence[Tool],
-    info: ModelInfo,
-    provider: ModelProvider,
-    builder: RequestBuilder,
-    tool_context: ToolContext,
-    hooks: HookRunner,
-) -> tuple[CompactionPipeline, HookedSummarizer]:
-    def build(messages: Sequence[Any], instruction: str) -> Any:
-        return builder.build_compaction_request(
-            messages, instruction, max_tokens=min(COMPACTION_MAX_TOKENS, info.max_output_tokens)
-        )
-
-    config = CompactConfig(
-        context_window=options.context_window or info.context_window,
-        max_output_tokens=info.max_output_tokens,
-        autocompact_threshold_tokens=options.autocompact_threshold,
-        collapse_enabled=options.context_collapse,
-        per_tool_max_chars={t.name: t.max_result_chars for t in tools},
-        server_context_editing=provider.name == "anthropic",
-    )
-    summarize = HookedSummarizer(
-        provider_summarizer(provider, build, abort=tool_context.abort), hooks
-    )
-    return CompactionPipeline(
-        config, summarize=summarize, session_dir=tool_context.session_dir
-    ), summarize

@@ -119,9 +119,10 @@ class Agent:
     async def _ensure_runtime(self) -> Runtime:
         async with self._setup_lock:
             if self._runtime is None:
-                self._runtime = await assemble(self.options, self.session, resumed=self._resume)
+                self._runtime = await assemble(
+                    self.options, self.session, prompt_queue=self.prompt_queue, resumed=self._resume
+                )
                 await self._runtime.on_session_start()
-                self._runtime.prompt_queue = self.prompt_queue
             return self._runtime
 
     # ---- properties ---------------------------------------------------------------------
@@ -154,7 +155,7 @@ class Agent:
     @property
     def notices(self) -> list[str]:
         """Notices for the user so far (see `AgentOptions.on_notice`)."""
-        return list(self._runtime.notices) if self._runtime is not None else []
+        return self._runtime.notices.items if self._runtime is not None else []
 
     @property
     def tasks(self) -> TaskManager | None:
@@ -165,7 +166,7 @@ class Agent:
     def model(self) -> str:
         """The main model."""
         if self._runtime is not None:
-            return self._runtime.params.model
+            return self._runtime.model
         return self.options.model or ""
 
     @property
@@ -178,7 +179,7 @@ class Agent:
     @property
     def permission_mode(self) -> str:
         """The permission mode in force (the option, else the settings' defaultMode)."""
-        if self._runtime is not None and self._runtime.permission is not None:
+        if self._runtime is not None:
             return self._runtime.permission.context.mode.value
         return str(self.options.permission_mode or "default")
 
@@ -253,8 +254,7 @@ class Agent:
         try:
             async for event in query(runtime.params, session.messages):
                 session.apply(event)
-                if runtime.timing is not None:
-                    runtime.timing.observe(event)  # timing records for queryloop.report
+                runtime.timing.observe(event)  # timing records for queryloop.report
                 if isinstance(event, RequestStart | TransitionEvent):
                     turn = event.turn
                 elif isinstance(event, TerminalEvent):

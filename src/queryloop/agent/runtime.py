@@ -1,12 +1,13 @@
 """A live session's assembled parts an `Agent` drives (prepare a prompt, compact, measure the
-context). The conversation itself — array, usage, cost, transcript — is `runtime.session`."""
+context): `Runtime`, frozen once `assembly.assemble` has built it. The conversation itself —
+array, usage, cost, transcript, id — is `runtime.session`."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,41 +16,50 @@ from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..compact import CompactionPipeline
 from ..compact.autocompact import CompactionResult, Summarize
 from ..compact.tokens import last_usage_index
-from ..context import AttachmentContext, RequestBuilder, get_attachment_messages
+from ..context import RequestBuilder
 from ..context.queue import PromptQueue
 from ..hooks import HookRunner
 from ..loop.deps import QueryParams
-from ..messages.blocks import TextBlock
 from ..messages.constructors import meta_user_message, user_message
 from ..messages.types import Message
 from ..permissions import PermissionChecker
 from ..providers.models import ModelInfo
 from ..session import Session, Transcript, new_session_id, session_path
-from ..session.live import model_table_price
 from ..session.timing import TimingRecorder
 from ..skills.commands import skill_command_messages
 from ..skills.loader import SkillSet
 from ..tools.base import Tool
+from .attachments import SessionAttachments, ToolSet
 from .options import AgentOptions
 
 if TYPE_CHECKING:
     from ..agents import AgentCatalog
+    from ..agents.wiring import SubagentParts
     from ..tasks import TaskManager
     from ..tools.mcp import McpManager
 
 
 class HookedSummarizer:
     """Runs PreCompact hooks before an automatic compaction's summary; a manual /compact
-    (`manual` set) runs them itself, with its instructions. Hook output extends the
+    (inside `manual()`) runs them itself, with its instructions. Hook output extends the
     summary instructions."""
 
     def __init__(self, inner: Summarize, hooks: HookRunner) -> None:
         self.inner = inner
         self.hooks = hooks
-        self.manual = False
+        self._manual = False
+
+    @contextmanager
+    def manual(self) -> Iterator[None]:
+        """The summaries asked for meanwhile belong to a manual /compact (hooks already ran)."""
+        self._manual = True
+        try:
+            yield
+        finally:
+            self._manual = False
 
     async def __call__(self, messages: Sequence[Message], instruction: str) -> str:
-        if not self.manual:
+        if not self._manual:
             outcome = await self.hooks.pre_compact("auto")
             if outcome.additional_context:
                 instruction = f"{instruction}\n\n{outcome.additional_context}"
@@ -64,68 +74,104 @@ class PreparedPrompt:
     blocked: str | None = None
 
 
-@dataclass
+class Notices:
+    """The notices for the user (ignored settings, failed MCP servers, hook warnings...):
+    kept in order and passed to `on_notice` as they come. One per session, its only writer."""
+
+    def __init__(self, on_notice: Callable[[str], None] | None = None) -> None:
+        self._items: list[str] = []
+        self._on_notice = on_notice
+
+    @property
+    def items(self) -> list[str]:
+        """The notices so far, oldest first (a copy)."""
+        return list(self._items)
+
+    def add(self, text: str) -> None:
+        """Record a notice and pass it to `on_notice`."""
+        self._items.append(text)
+        if self._on_notice is not None:
+            self._on_notice(text)
+
+    def hook_warning(self, warning: object) -> None:
+        """A hook's warning (`HookRunner(on_warning=...)`)."""
+        self.add(f"hook warning: {warning}")
+
+
+@dataclass(frozen=True)
 class Runtime:
-    """A live session, owned by one `Agent`. Built by `assembly.assemble`."""
+    """A live session's parts, owned by one `Agent`; built once by `assembly.assemble`
+    and never changed after (frozen). What changes during the session lives in the part
+    that owns it: the conversation and its id in `session`, queued prompts in
+    `prompt_queue` (the Agent's), notices in `notices`, tool state in the tool context."""
 
     options: AgentOptions
-    session_id: str
     home: Path
-    params: QueryParams
     model_info: ModelInfo
+    params: QueryParams
     builder: RequestBuilder
+    """Builds every request; `builder.model` is the session's model (the one place)."""
     compactor: CompactionPipeline
     summarizer: HookedSummarizer
     hooks: HookRunner
-    session: Session
-    """The one owner of the array, usage, cost and transcript (`queryloop.session`)."""
-    mcp: McpManager | None = None
-    deferred_tools: Sequence[Tool] = ()
-    user_context_text: str = ""
-    notices: list[str] = field(default_factory=list)
-    exit_stack: AsyncExitStack = field(default_factory=AsyncExitStack)
-    prompt_queue: PromptQueue = field(default_factory=PromptQueue)
-    skills: SkillSet = field(default_factory=lambda: SkillSet({}))
-    checkpoints: CheckpointStore = field(default_factory=lambda: CheckpointStore(None))
-    tasks: TaskManager | None = None
-    """Background tasks (queryloop.agents.wiring installs it)."""
-    agents: AgentCatalog | None = None
-    """The subagent types of this session (re-read at each prompt)."""
-    permission: PermissionChecker | None = None
+    permission: PermissionChecker
     """The session's permission checker (its context holds the mode and the rules)."""
-    _session_started: bool = False
-    timing: TimingRecorder | None = None
-
-    def __post_init__(self) -> None:
-        # Timing records for the session report: loop events (Agent._observe) and tool calls.
-        self.timing = TimingRecorder(
-            self._append_record,
-            session_id=lambda: self.session_id,
-            cost=model_table_price,
-            limits=lambda: (
-                self.compactor.config.context_window,
-                self.compactor.thresholds.autocompact,
-            ),
-        )
-        self.params.tool_context.observer = self.timing
-
-    def _append_record(self, record: Mapping[str, Any]) -> None:
-        transcript = self.session.transcript
-        if transcript is not None:
-            transcript.append_record(record)
+    session: Session
+    """The one owner of the array, usage, cost, transcript and session id."""
+    tools: ToolSet
+    attachments: SessionAttachments
+    subagents: SubagentParts
+    """Subagent types (re-read at each prompt), background tasks, the subagent host."""
+    skills: SkillSet
+    checkpoints: CheckpointStore
+    notices: Notices
+    timing: TimingRecorder
+    """Timing records for the session report: loop events (the Agent) and tool calls."""
+    exit_stack: AsyncExitStack
+    """What `aclose` stops (MCP servers, background tasks, the provider's client)."""
+    mcp: McpManager | None = None
+    user_context_text: str = ""
 
     def notify(self, text: str) -> None:
         """Record a notice for the user and pass it to `on_notice`."""
-        self.notices.append(text)
-        if self.options.on_notice is not None:
-            self.options.on_notice(text)
+        self.notices.add(text)
 
     # ---- the session --------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        """The session's id (a new one after /clear)."""
+        return self.session.session_id
+
+    @property
+    def model(self) -> str:
+        """The session's model (the request builder's)."""
+        return self.builder.model
 
     @property
     def transcript(self) -> Transcript | None:
         """The session's transcript writer (None when not persisted)."""
         return self.session.transcript
+
+    @property
+    def tasks(self) -> TaskManager:
+        """The session's background tasks."""
+        return self.subagents.tasks
+
+    @property
+    def agents(self) -> AgentCatalog:
+        """The subagent types of this session."""
+        return self.subagents.catalog
+
+    @property
+    def deferred_tools(self) -> Sequence[Tool]:
+        """The tools behind ToolSearch."""
+        return self.tools.deferred
+
+    @property
+    def prompt_queue(self) -> PromptQueue:
+        """Prompts queued while a turn runs (the Agent's queue; drained between turns)."""
+        return self.attachments.prompt_queue
 
     def new_session(self) -> str:
         """Switch to a fresh session id and transcript (after /clear)."""
@@ -134,24 +180,22 @@ class Runtime:
         if self.options.persist:
             path = session_path(session_id, self.options.cwd, self.home)
             transcript = Transcript(path, session_id, fsync=False)
-            transcript.start(model=self.params.model, cwd=str(self.options.cwd))
+            transcript.start(model=self.model, cwd=str(self.options.cwd))
         self.session.clear(session_id, transcript)
         if self.options.persist:
             self.checkpoints.switch(checkpoint_folder(path.parent / session_id))
-        self.session_id = session_id
         return session_id
 
     # ---- prompts ------------------------------------------------------------------------
 
     async def on_session_start(self) -> None:
-        """Run SessionStart hooks once; their context becomes a meta message."""
-        if self._session_started:
-            return
-        self._session_started = True
+        """Run SessionStart hooks (once, when the Agent starts the session); their context
+        becomes a meta message."""
         resumed = bool(self.session.messages)
         outcome = await self.hooks.session_start("resume" if resumed else "startup")
         if resumed:  # after a crash: which subagents were cut off, and how to resume them
-            for note in interrupted_subagent_notes(self, self.session.messages):
+            folder = self.params.tool_context.session_dir
+            for note in interrupted_subagent_notes(folder, self.session.messages):
                 self.session.append(note)
         if outcome.additional_context:
             self.session.append(meta_user_message(outcome.additional_context))
@@ -161,50 +205,13 @@ class Runtime:
         outcome = await self.hooks.user_prompt_submit(prompt)
         if outcome.blocked or outcome.stop_reason:
             return PreparedPrompt([], blocked=outcome.reason or outcome.stop_reason or "blocked")
-        if self.agents is not None:
-            self.agents.refresh()  # agent files added or removed since: the delta says so
+        self.agents.refresh()  # agent files added or removed since: the delta says so
         new: list[Message] = [user_message(prompt), *skill_command_messages(prompt, self.skills)]
         self.checkpoints.begin(new[0].uuid, prompt)  # files Write/Edit change from here on
         if outcome.additional_context:
             new.append(meta_user_message(outcome.additional_context))
-        context = self.attachment_context(messages)
-        new.extend(await get_attachment_messages(prompt, context, [*messages, *new]))
+        new.extend(await self.attachments.prompt(prompt, messages, new))
         return PreparedPrompt(new)
-
-    async def turn_attachments(self, messages: Sequence[Message], _ctx: Any) -> list[Message]:
-        """Attachments between turns (the loop's phase 7); prompts the user queued meanwhile
-        reach the model here."""
-        context = self.attachment_context(messages, queued=self.prompt_queue.drain())
-        return list(await get_attachment_messages(None, context, messages))
-
-    def attachment_context(
-        self, messages: Sequence[Message], *, queued: Sequence[str] = ()
-    ) -> AttachmentContext:
-        """What the attachment providers read this turn."""
-        mcp = self.mcp
-        tasks, agents = self.tasks, self.agents
-        return AttachmentContext(
-            agent_types=(
-                agents.current.listing if agents and "Agent" in self.builder.tool_names else {}
-            ),
-            task_notifications=tasks.drain_notifications(None) if tasks else (),
-            cwd=self.params.tool_context.cwd,
-            tool_context=self.params.tool_context,
-            tools=self.builder.tool_names,
-            deferred_tools=[t.name for t in self.deferred_tools],
-            mcp_instructions=mcp.instructions() if mcp is not None else {},
-            used_tokens=self.compactor.token_count(messages),
-            context_window=self.compactor.config.context_window,
-            warning_threshold=self.compactor.thresholds.warning,
-            mcp_resource_resolver=self._read_resource if mcp is not None else None,
-            queued_commands=queued,
-            skills=self.skills.listing(),
-        )
-
-    async def _read_resource(self, server: str, uri: str) -> str:
-        assert self.mcp is not None
-        blocks = await self.mcp.read_resource(server, uri)
-        return "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
 
     # ---- compaction and accounting ------------------------------------------------------
 
@@ -219,12 +226,8 @@ class Runtime:
             return None
         extra = outcome.additional_context
         text = "\n\n".join(t for t in (instructions, extra) if t) or None
-        self.summarizer.manual = True
-        try:
-            result = await self.compactor.compact(messages, text)
-        finally:
-            self.summarizer.manual = False
-        return result
+        with self.summarizer.manual():
+            return await self.compactor.compact(messages, text)
 
     def context_usage(self, messages: Sequence[Message]) -> dict[str, int]:
         """Token use by category for /context and the status line."""

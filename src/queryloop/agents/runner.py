@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from ..abort import AbortSignal
-from ..context import AttachmentContext, RequestBuilder, build_system_prompt
+from ..context import AttachmentContext
 from ..context.attachments import get_attachment_messages
 from ..context.deferred import LOADED_DEFERRED_TOOLS_KEY, partition_tools
+from ..context.request import thread_request_builder
 from ..loop.deps import QueryParams
 from ..loop.events import MessageEvent, StreamDelta, TerminalEvent
 from ..loop.query import query
@@ -226,18 +227,14 @@ class SubagentRun:
         )
         ctx.extras[AGENT_ID_KEY] = self.agent_id
         eager, deferred = partition_tools(tools, defer=lambda t: t.name in host.deferred_names)
-        self.builder = RequestBuilder(
+        self.builder = thread_request_builder(
             model=self.model,
-            system=build_system_prompt(
-                attribution=None,
-                static_prefix=definition.prompt or GENERAL_PURPOSE_AGENT.prompt,
-                dynamic_suffix=host.dynamic_suffix,
-                append=None,
-            ),
+            instructions=definition.prompt or GENERAL_PURPOSE_AGENT.prompt,
+            environment=host.dynamic_suffix,
             tools=[host.schemas.schema(t) for t in eager] if host.schemas else eager,
+            deferred=deferred,
             user_context=host.user_context,
             thinking=host.thinking,
-            deferred_tools=lambda: deferred,
             tool_context=ctx,
         )
         self._deferred_names = [t.name for t in deferred]
@@ -252,7 +249,6 @@ class SubagentRun:
             stop_hooks.append(host.hooks.as_stop_hook(subagent=True, agent=agent))
         return QueryParams(
             provider=host.provider,
-            model=self.model,
             request_builder=self.builder,
             tool_context=ctx,
             tools=tools,

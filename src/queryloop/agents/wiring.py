@@ -1,18 +1,19 @@
-"""Wiring subagents and background tasks into a session (called once by `assemble`).
+"""Subagents and background tasks of a session: `build_subagents` (called once by `assemble`)
+returns them as `SubagentParts`.
 
 It loads the agent definitions (project files only in a trusted folder), creates the
-session's `TaskManager`, puts a `SubagentHost` and the manager in the tool context, makes the
-loop yield task events, meters subagent requests into the session, and stops the tasks that are
-still running when the session closes (saying which).
+session's `TaskManager`, puts a `SubagentHost` and the manager in the tool context and meters
+subagent requests into the session; `assemble` makes the loop yield the task events and
+`SubagentParts.aclose` stops the tasks still running when the session closes (saying which).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..context.system_prompt import build_dynamic_suffix
 from ..messages.blocks import ToolResultBlock
@@ -25,95 +26,127 @@ from .host import DEFAULT_MAX_DEPTH, HOST_KEY, SubagentHost
 from .sidechain import SUBAGENTS_DIR, find_sidechains
 
 if TYPE_CHECKING:
-    from ..agent.runtime import Runtime
-    from ..permissions.checker import PermissionRequest, PermissionResult
+    from ..context.request import RequestBuilder
+    from ..hooks import HookRunner
+    from ..permissions.checker import AskHandler, PermissionRequest, PermissionResult
+    from ..providers.base import ModelProvider
+    from ..session import Session
+    from ..tools.base import PermissionChecker, Tool, ToolContext
 
 SUBAGENT_PURPOSE = "subagent"
 
 
-def install_subagents(
-    runtime: Runtime,
+@dataclass(frozen=True)
+class ParentThread:
+    """What subagents inherit from the main thread: the parts `assemble` built for it."""
+
+    provider: ModelProvider
+    """The session's provider, unmetered (subagent requests are metered as side requests)."""
+    builder: RequestBuilder
+    """The main thread's request builder: its model, user context and serialized schemas."""
+    tools: Sequence[Tool]
+    deferred: Sequence[Tool]
+    permission: PermissionChecker | None
+    hooks: HookRunner
+    tool_context: ToolContext
+    max_output_tokens: int
+    max_output_tokens_ceiling: int
+
+
+@dataclass(frozen=True)
+class SubagentParts:
+    """The session's subagent machinery, built once by `build_subagents`."""
+
+    catalog: AgentCatalog
+    """The subagent types (re-read at each prompt)."""
+    tasks: TaskManager
+    """Background tasks: shells and agents."""
+    host: SubagentHost
+    """What the Agent tool of the main thread starts subagents from."""
+    notify: Callable[[str], None]
+
+    async def aclose(self) -> None:
+        """The session ends: stop its background tasks and say which ones were stopped."""
+        stopped = await self.tasks.aclose()
+        if stopped:
+            names = ", ".join(f"{t.id} ({t.description})" for t in stopped)
+            self.notify(f"stopped {len(stopped)} background task(s) as the session ended: {names}")
+
+
+def build_subagents(
+    parent: ParentThread,
+    session: Session,
     *,
+    cwd: Path,
+    home: Path,
     trusted: bool,
     agents: Sequence[AgentDefinition] = (),
     max_depth: int = DEFAULT_MAX_DEPTH,
-) -> None:
-    """Give the session subagents and background tasks (see the module docstring)."""
-    params = runtime.params
-    ctx = params.tool_context
-    options = runtime.options
+    thinking: Mapping[str, Any] | None = None,
+    notify: Callable[[str], None],
+) -> SubagentParts:
+    """The session's subagents and background tasks (see the module docstring)."""
+    ctx = parent.tool_context
     tasks = TaskManager(ctx.session_dir / "tasks" if ctx.session_dir else None)
-    catalog = AgentCatalog(
-        options.cwd, user_home=runtime.home, trusted=trusted, extra=agents, on_notice=runtime.notify
-    )
+    catalog = AgentCatalog(cwd, user_home=home, trusted=trusted, extra=agents, on_notice=notify)
     ctx.extras[TASKS_KEY] = tasks
     # Every subagent request is metered into the session once, as a side request (it adds to
     # the cost and the billed requests, not to the parent's turns).
-    unmetered = getattr(params.provider, "inner", params.provider)
-    provider = runtime.session.metered(unmetered, RequestKind.SIDE, purpose=SUBAGENT_PURPOSE)
-    ctx.extras[HOST_KEY] = SubagentHost(
+    provider = session.metered(parent.provider, RequestKind.SIDE, purpose=SUBAGENT_PURPOSE)
+    model = parent.builder.model
+    host = SubagentHost(
         provider=provider,
-        model=params.model,
+        model=model,
         catalog=catalog,
-        tools=tuple(params.tools),
-        permission=params.permission,
-        hooks=runtime.hooks,
-        dynamic_suffix=build_dynamic_suffix(cwd=options.cwd, model=params.model),
-        user_context=runtime.builder.user_context,
-        session_id=runtime.session_id,
+        tools=tuple(parent.tools),
+        permission=parent.permission,
+        hooks=parent.hooks,
+        dynamic_suffix=build_dynamic_suffix(cwd=cwd, model=model),
+        user_context=parent.builder.user_context,
+        session_id=session.session_id,
         sidechain_dir=_sidechain_dir(ctx.session_dir),
         tasks=tasks,
         max_depth=max_depth,
-        max_output_tokens=params.max_output_tokens,
-        max_output_tokens_ceiling=params.max_output_tokens_ceiling,
-        thinking=options.thinking,
-        schemas=runtime.builder.schemas,
-        deferred_names=frozenset(t.name for t in runtime.deferred_tools),
+        max_output_tokens=parent.max_output_tokens,
+        max_output_tokens_ceiling=parent.max_output_tokens_ceiling,
+        thinking=thinking,
+        schemas=parent.builder.schemas,
+        deferred_names=frozenset(t.name for t in parent.deferred),
     )
-    serialize_asks(params.permission)
-    runtime.tasks = tasks
-    runtime.agents = catalog
-    runtime.params = dataclasses.replace(params, task_events=tasks.drain_events)
-    runtime.exit_stack.push_async_callback(stop_tasks_at_exit, runtime, tasks)
+    ctx.extras[HOST_KEY] = host
+    return SubagentParts(catalog=catalog, tasks=tasks, host=host, notify=notify)
 
 
-def serialize_asks(permission: object) -> None:
+def serialize_asks(ask: AskHandler | None) -> AskHandler | None:
     """One question at a time: parallel subagents (and the parent's parallel calls) share the
-    session's ask handler (the REPL prompt), which must not be asked twice at once."""
-    from ..permissions import PermissionChecker
-
-    if not isinstance(permission, PermissionChecker) or permission.ask_handler is None:
-        return
-    inner = permission.ask_handler
+    session's ask handler (the REPL prompt), which must not be asked twice at once. Wraps
+    the handler a session's checker is built with."""
+    if ask is None:
+        return None
+    inner = ask
     lock = asyncio.Lock()
 
-    async def ask(request: PermissionRequest) -> PermissionResult | bool:
+    async def serialized(request: PermissionRequest) -> PermissionResult | bool:
         async with lock:
             return await inner(request)
 
-    permission.ask_handler = ask
+    return serialized
 
 
 def _sidechain_dir(session_dir: Path | None) -> Path | None:
     return session_dir / SUBAGENTS_DIR if session_dir is not None else None
 
 
-async def stop_tasks_at_exit(runtime: Runtime, tasks: TaskManager) -> None:
-    """The session ends: stop its background tasks and say which ones were stopped."""
-    stopped = await tasks.aclose()
-    if stopped:
-        names = ", ".join(f"{t.id} ({t.description})" for t in stopped)
-        runtime.notify(f"stopped {len(stopped)} background task(s) as the session ended: {names}")
-
-
 RESUME_NOTE_MARK = "interrupted subagent"
 
 
-def interrupted_subagent_notes(runtime: Runtime, messages: Sequence[Message]) -> list[Message]:
+def interrupted_subagent_notes(
+    session_dir: Path | None, messages: Sequence[Message]
+) -> list[Message]:
     """After a crash (kill -9 during a subagent), the resumed session's Agent calls were
     answered with an interruption by the loader's repair; tell the model which subagents
     they were and how to continue them (their transcripts are kept). Once per call."""
-    folder = _sidechain_dir(runtime.params.tool_context.session_dir)
+    folder = _sidechain_dir(session_dir)
     interrupted = _interrupted_agent_calls(messages)
     history = " ".join(text_of(m) for m in messages if isinstance(m, UserMessage) and m.is_meta)
     notes: list[Message] = []

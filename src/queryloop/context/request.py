@@ -27,6 +27,7 @@ from ..providers.models import get_model_info
 from ..tools.base import Tool, ToolContext
 from .cache import CACHE_TTLS, BreakpointCounter, apply_cache_breakpoints
 from .deferred import DeferredSource, loaded_deferred_tools
+from .system_prompt import build_system_prompt
 from .user_context import render_user_context
 
 ToolLike: TypeAlias = Tool | ApiTool | Mapping[str, Any]
@@ -234,3 +235,32 @@ def _unique_names(tools: Sequence[ToolLike]) -> list[str]:
             raise ConfigError(f"two tools are named {name!r}; tool names must be unique")
         names.append(name)
     return names
+
+
+def thread_request_builder(
+    *,
+    model: str,
+    instructions: str | None,
+    environment: str,
+    append: str | None = None,
+    tools: Sequence[ToolLike],
+    deferred: Sequence[Tool] = (),
+    user_context: Mapping[str, str],
+    thinking: Mapping[str, Any] | None,
+    tool_context: ToolContext,
+) -> RequestBuilder:
+    """The request builder of one thread, the main one or a subagent's: `instructions`
+    (the static part of the system prompt; None: queryloop's own), the `environment` part,
+    `append`ed text, the tools sent up front and those behind ToolSearch (`deferred`)."""
+    system = build_system_prompt(
+        attribution=None, static_prefix=instructions, dynamic_suffix=environment, append=append
+    )
+    return RequestBuilder(
+        model=model,
+        system=system,
+        tools=tools,
+        user_context=user_context,
+        thinking=thinking,
+        deferred_tools=lambda: deferred,
+        tool_context=tool_context,
+    )

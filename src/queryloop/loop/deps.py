@@ -6,7 +6,7 @@ The loop composes; these seams keep each collaborator replaceable and testable w
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..hooks.types import StopHook
@@ -18,7 +18,13 @@ from .summaries import DEFAULT_GRACE_S, ToolUseSummarizer
 
 
 class RequestFactory(Protocol):
-    """Builds the API request for a message array (normalization, context, cache markers)."""
+    """Builds the API request for a message array (normalization, context, cache markers).
+
+    `model` is the thread's model: the one place its name is kept. A query starts with it
+    and `build(model=...)` names another only after a fallback (the loop's `State.model`)."""
+
+    @property
+    def model(self) -> str: ...
 
     def build(
         self, messages: Sequence[Message], *, max_tokens: int, model: str | None = None
@@ -76,8 +82,8 @@ class QueryParams:
     """Everything one `query()` needs. Built by `Agent`, or by hand for embedding the loop."""
 
     provider: ModelProvider
-    model: str
     request_builder: RequestFactory
+    """Builds each request; its `model` is the model a query starts with."""
     tool_context: ToolContext
     tools: Sequence[Tool] = ()
     max_output_tokens: int = 8_192
@@ -106,4 +112,3 @@ class QueryParams:
     task_events: Callable[[], Sequence[Any]] | None = None
     """Background-task events since the last call (`TaskManager.drain_events`); the loop
     yields them between its own events, so the stream carries them."""
-    extra: Mapping[str, Any] = field(default_factory=dict)

@@ -63,7 +63,7 @@ async def query(params: QueryParams, messages: Sequence[Message]) -> AsyncIterat
 async def query_loop(params: QueryParams, messages: Sequence[Message]) -> AsyncIterator[LoopEvent]:
     """The state machine. Yields stream deltas, every message as it is created, one
     `TransitionEvent` per continue, and finally the `TerminalEvent`."""
-    state = State(messages=tuple(messages), model=params.model)
+    state = State(messages=tuple(messages), model=params.request_builder.model)
     while True:
         iteration = _Iteration(params, state)
         async for event in iteration.run():

@@ -16,7 +16,8 @@ class State:
 
     messages: tuple[Message, ...]
     model: str
-    """The model in use; changes only on fallback."""
+    """The model of this query's requests: the request builder's at the start, the fallback
+    model after a fallback (for the rest of the query)."""
     autocompact_tracking: Any = None
     """Opaque to the loop; owned by the compaction pipeline."""
     max_output_tokens_recovery_count: int = 0

@@ -1,0 +1,89 @@
+"""The main thread's attachments: what the attachment providers read at a prompt and between
+turns, gathered from the session's parts (`SessionAttachments`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..compact import CompactionPipeline
+from ..context import AttachmentContext, RequestBuilder, get_attachment_messages
+from ..context.queue import PromptQueue
+from ..messages.blocks import TextBlock
+from ..messages.types import AttachmentMessage, Message
+from ..skills.loader import SkillSet
+from ..tools.base import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from ..agents.wiring import SubagentParts
+    from ..tools.mcp import McpManager
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    """The session's tools: sent with every request (`eager`) and behind ToolSearch
+    (`deferred`)."""
+
+    eager: tuple[Tool, ...]
+    deferred: tuple[Tool, ...] = ()
+
+    @property
+    def all(self) -> tuple[Tool, ...]:
+        """Every tool the model may call, eager first."""
+        return (*self.eager, *self.deferred)
+
+
+@dataclass(frozen=True)
+class SessionAttachments:
+    """Reads the session's parts for the attachment providers; `turn` is the loop's
+    `attachments` source (phase 7), and the prompts queued meanwhile reach the model there."""
+
+    builder: RequestBuilder
+    compactor: CompactionPipeline
+    tool_context: ToolContext
+    tools: ToolSet
+    skills: SkillSet
+    subagents: SubagentParts
+    prompt_queue: PromptQueue
+    mcp: McpManager | None = None
+
+    async def prompt(
+        self, prompt: str, earlier: Sequence[Message], new: Sequence[Message]
+    ) -> list[AttachmentMessage]:
+        """The attachments of a new prompt (@-mentions first): `new` (the prompt's own
+        messages) follows the `earlier` conversation."""
+        context = self.context(earlier)
+        return await get_attachment_messages(prompt, context, [*earlier, *new])
+
+    async def turn(self, messages: Sequence[Message], _ctx: ToolContext) -> list[AttachmentMessage]:
+        """Attachments between turns, with the prompts the user queued meanwhile."""
+        context = self.context(messages, queued=self.prompt_queue.drain())
+        return await get_attachment_messages(None, context, messages)
+
+    def context(
+        self, messages: Sequence[Message], *, queued: Sequence[str] = ()
+    ) -> AttachmentContext:
+        """What the attachment providers read this turn."""
+        mcp, tools = self.mcp, self.builder.tool_names
+        agents = self.subagents.catalog
+        return AttachmentContext(
+            agent_types=agents.current.listing if "Agent" in tools else {},
+            task_notifications=self.subagents.tasks.drain_notifications(None),
+            cwd=self.tool_context.cwd,
+            tool_context=self.tool_context,
+            tools=tools,
+            deferred_tools=[t.name for t in self.tools.deferred],
+            mcp_instructions=mcp.instructions() if mcp is not None else {},
+            used_tokens=self.compactor.token_count(messages),
+            context_window=self.compactor.config.context_window,
+            warning_threshold=self.compactor.thresholds.warning,
+            mcp_resource_resolver=self._read_resource if mcp is not None else None,
+            queued_commands=queued,
+            skills=self.skills.listing(),
+        )
+
+    async def _read_resource(self, server: str, uri: str) -> str:
+        assert self.mcp is not None
+        blocks = await self.mcp.read_resource(server, uri)
+        return "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
