@@ -6,25 +6,24 @@ A subagent's thread is made by the same thread builders (`thread_request_builder
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agents.wiring import ParentThread, build_subagents
+from ..agents.thread import OutputLimits, ThreadOptions, ToolSet, build_thread
+from ..agents.wiring import build_subagents
 from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
 from ..context import RequestBuilder
 from ..context.deferred import is_mcp_tool
 from ..context.queue import PromptQueue
-from ..context.request import thread_request_builder
 from ..context.system_context import SessionContext
 from ..context.system_prompt import build_dynamic_suffix
 from ..context.tool_search import parse_tool_search, plan_deferral
 from ..hooks import HookRunner, HooksConfig
-from ..loop.deps import QueryParams
 from ..loop.summaries import SUMMARY_PURPOSE, ModelSummarizer, default_summary_model
 from ..permissions import PermissionChecker, PermissionContext, parse_mode
 from ..permissions.trust import Workspace, load_workspace
@@ -45,10 +44,10 @@ from ..session.timing import TimingRecorder
 from ..skills.commands import skill_read_dirs, skill_tools
 from ..skills.loader import SkillSet, load_skills
 from ..tools import builtin_tools
-from ..tools.base import Tool, ToolContext, ToolHooks
+from ..tools.base import Tool, ToolContext
 from ..tools.builtin import selected_builtin_names
 from ..tools.builtin.tool_search import ToolSearchTool
-from .attachments import SessionAttachments, ToolSet
+from .attachments import SessionAttachments
 from .options import AgentOptions
 from .runtime import HookedSummarizer, Notices, Runtime
 
@@ -71,15 +70,6 @@ class ModelChoice:
     info: ModelInfo
     owns_provider: bool
     """We built the provider, so we close its HTTP client (a caller's stays open)."""
-
-
-@dataclass(frozen=True)
-class OutputLimits:
-    """Output tokens per response: a capped default (`normal`: it reserves less of the
-    window), escalated to the model's maximum (`ceiling`) only when a reply is cut off."""
-
-    normal: int
-    ceiling: int
 
 
 async def assemble(
@@ -109,20 +99,23 @@ async def assemble(
     hooks = build_hooks(options, workspace, session.session_id, transcript, permission, notices)
     checkpoints = build_checkpoints(tool_context)
     session_context = SessionContext(options.cwd, user_home=home)
-    builder = build_request_builder(options, model.name, tools, session_context, tool_context)
+    limits = build_output_limits(options, model.info)
+    main = build_thread(
+        build_thread_options(options, model.name, tools, session_context, limits),
+        provider=session.metered(model.provider, RequestKind.MAIN),
+        permission=permission,
+        hooks=hooks,
+        tool_context=tool_context,
+    )
+    builder = main.builder
     compactor, summarizer = build_compactor(
         compact_config, tools, model, session, builder, tool_context, hooks
     )
-    limits = build_output_limits(options, model.info)
     for notice in [*workspace.notices, *_mcp_notices(mcp), *map(str, skills.problems)]:
         notices.add(notice)
-    parent = ParentThread(
-        model.provider, builder, tools.all, tools.deferred, permission, hooks, tool_context,
-        max_output_tokens=limits.normal, max_output_tokens_ceiling=limits.ceiling,
-    )  # fmt: skip
     subagents = build_subagents(
-        parent, session, cwd=options.cwd, home=home, trusted=workspace.trusted,
-        agents=options.agents, max_depth=options.max_subagent_depth,
+        main, session, provider=model.provider, cwd=options.cwd, home=home,
+        trusted=workspace.trusted, agents=options.agents, max_depth=options.max_subagent_depth,
         thinking=options.thinking, notify=notices.add,
     )  # fmt: skip
     exit_stack.push_async_callback(subagents.aclose)
@@ -130,10 +123,18 @@ async def assemble(
         builder, compactor, tool_context, tools, skills, subagents,
         prompt_queue=prompt_queue if prompt_queue is not None else PromptQueue(), mcp=mcp,
     )  # fmt: skip
-    params = build_params(
-        options, model, session, parent, CheckpointingHooks(hooks, checkpoints),
-        compactor=compactor, attachments=attachments, task_events=subagents.tasks.drain_events,
-    )  # fmt: skip
+    params = main.query_params(
+        tool_hooks=CheckpointingHooks(hooks, checkpoints),  # Write/Edit/MultiEdit snapshots
+        stop_hooks=[*options.stop_hooks, hooks.as_stop_hook()],
+        attachments=attachments.turn,
+        max_turns=options.max_turns,
+        session_id=session.session_id,
+        fallback_model=options.fallback_model,
+        compactor=compactor,
+        token_budget=options.token_budget,
+        tool_use_summarizer=build_tool_use_summarizer(options, model, session, tool_context),
+        task_events=subagents.tasks.drain_events,
+    )
     start_transcript(transcript, resumed, model.name, options.cwd)
     return Runtime(
         options=options, home=home, model_info=model.info, params=params, builder=builder,
@@ -155,42 +156,6 @@ def build_exit_stack(mcp: McpManager | None, model: ModelChoice) -> AsyncExitSta
     if close is not None:
         stack.push_async_callback(close)
     return stack
-
-
-def build_params(
-    options: AgentOptions,
-    model: ModelChoice,
-    session: Session,
-    thread: ParentThread,
-    tool_hooks: ToolHooks,
-    *,
-    compactor: CompactionPipeline,
-    attachments: SessionAttachments,
-    task_events: Callable[[], Sequence[Any]],
-) -> QueryParams:
-    """What each `query()` of the main thread runs with: the thread's parts, the main
-    provider metered as main requests, the options' limits, hooks (Write/Edit/MultiEdit
-    snapshots through `tool_hooks`) and summaries."""
-    hooks = thread.hooks
-    return QueryParams(
-        provider=session.metered(model.provider, RequestKind.MAIN),
-        request_builder=thread.builder,
-        tool_context=thread.tool_context,
-        tools=thread.tools,
-        max_output_tokens=thread.max_output_tokens,
-        max_output_tokens_ceiling=thread.max_output_tokens_ceiling,
-        fallback_model=options.fallback_model,
-        permission=thread.permission,
-        tool_hooks=tool_hooks,
-        stop_hooks=[*options.stop_hooks, hooks.as_stop_hook()],
-        compactor=compactor,
-        attachments=attachments.turn,
-        max_turns=options.max_turns,
-        token_budget=options.token_budget,
-        session_id=session.session_id,
-        tool_use_summarizer=build_tool_use_summarizer(options, model, session, thread.tool_context),
-        task_events=task_events,
-    )
 
 
 def start_transcript(
@@ -349,30 +314,29 @@ def build_checkpoints(tool_context: ToolContext) -> CheckpointStore:
     return CheckpointStore(checkpoint_folder(folder) if folder else None)
 
 
-def build_request_builder(
+def build_thread_options(
     options: AgentOptions,
     model: str,
     tools: ToolSet,
     session_context: SessionContext,
-    tool_context: ToolContext,
-) -> RequestBuilder:
-    """The main thread's request builder (`thread_request_builder`, as a subagent's)."""
+    limits: OutputLimits,
+) -> ThreadOptions:
+    """The main thread's options (a subagent's: `agents.runner.child_options`)."""
     git = session_context.system_context()
     environment = build_dynamic_suffix(
         cwd=options.cwd,
         model=model,
         extra_sections=[f"{key}: {value}" for key, value in git.items() if value],
     )
-    return thread_request_builder(
+    return ThreadOptions(
         model=model,
         instructions=options.system_prompt,
         environment=environment,
-        append=options.append_system_prompt,
-        tools=tools.eager,
-        deferred=tools.deferred,
+        tools=tools,
         user_context=session_context.user_context(),
+        limits=limits,
+        append=options.append_system_prompt,
         thinking=options.thinking,
-        tool_context=tool_context,
     )
 
 

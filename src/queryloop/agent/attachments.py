@@ -7,31 +7,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..agents.thread import ToolSet
 from ..compact import CompactionPipeline
 from ..context import AttachmentContext, RequestBuilder, get_attachment_messages
 from ..context.queue import PromptQueue
 from ..messages.blocks import TextBlock
 from ..messages.types import AttachmentMessage, Message
 from ..skills.loader import SkillSet
-from ..tools.base import Tool, ToolContext
+from ..tools.base import ToolContext
 
 if TYPE_CHECKING:
     from ..agents.wiring import SubagentParts
     from ..tools.mcp import McpManager
-
-
-@dataclass(frozen=True)
-class ToolSet:
-    """The session's tools: sent with every request (`eager`) and behind ToolSearch
-    (`deferred`)."""
-
-    eager: tuple[Tool, ...]
-    deferred: tuple[Tool, ...] = ()
-
-    @property
-    def all(self) -> tuple[Tool, ...]:
-        """Every tool the model may call, eager first."""
-        return (*self.eager, *self.deferred)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..agents.thread import ToolSet
 from ..agents.wiring import interrupted_subagent_notes
 from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..compact import CompactionPipeline
@@ -29,7 +30,7 @@ from ..session.timing import TimingRecorder
 from ..skills.commands import skill_command_messages
 from ..skills.loader import SkillSet
 from ..tools.base import Tool
-from .attachments import SessionAttachments, ToolSet
+from .attachments import SessionAttachments
 from .options import AgentOptions
 
 if TYPE_CHECKING:

@@ -26,7 +26,6 @@ from ..abort import AbortSignal
 from ..context import AttachmentContext
 from ..context.attachments import get_attachment_messages
 from ..context.deferred import LOADED_DEFERRED_TOOLS_KEY, partition_tools
-from ..context.request import thread_request_builder
 from ..loop.deps import QueryParams
 from ..loop.events import MessageEvent, StreamDelta, TerminalEvent
 from ..loop.query import query
@@ -48,6 +47,7 @@ from ..tools.builtin.background import AGENT_ID_KEY
 from .definitions import GENERAL_PURPOSE_AGENT, AgentDefinition
 from .host import HOST_KEY, SubagentHost
 from .sidechain import open_sidechain
+from .thread import OutputLimits, ThreadOptions, ToolSet, build_thread
 
 AGENT_TOOL_NAME = "Agent"
 PROGRESS_TYPE = "agent_progress"
@@ -157,6 +157,25 @@ def child_context(parent: ToolContext, abort: AbortSignal) -> ToolContext:
     )
 
 
+def child_options(
+    host: SubagentHost, definition: AgentDefinition, model: str, tools: Sequence[Tool]
+) -> ThreadOptions:
+    """A subagent thread's options: the definition's instructions, the parent's environment,
+    user context and output limits, its tools (deferred as the parent defers them), the
+    parent's serialized schemas."""
+    eager, deferred = partition_tools(tools, defer=lambda t: t.name in host.deferred_names)
+    return ThreadOptions(
+        model=model,
+        instructions=definition.prompt or GENERAL_PURPOSE_AGENT.prompt,
+        environment=host.dynamic_suffix,
+        tools=ToolSet(tuple(eager), tuple(deferred)),
+        user_context=host.user_context,
+        limits=OutputLimits(host.max_output_tokens, host.max_output_tokens_ceiling),
+        thinking=host.thinking,
+        schemas=host.schemas,
+    )
+
+
 def progress_item(run: SubagentRun, message: Message) -> dict[str, Any] | None:
     """A compact progress record for the parent's UI (None for messages not worth showing)."""
     base = {
@@ -226,19 +245,13 @@ class SubagentRun:
             agent_id=self.agent_id, tools=tools, permission=permission
         )
         ctx.extras[AGENT_ID_KEY] = self.agent_id
-        eager, deferred = partition_tools(tools, defer=lambda t: t.name in host.deferred_names)
-        self.builder = thread_request_builder(
-            model=self.model,
-            instructions=definition.prompt or GENERAL_PURPOSE_AGENT.prompt,
-            environment=host.dynamic_suffix,
-            tools=[host.schemas.schema(t) for t in eager] if host.schemas else eager,
-            deferred=deferred,
-            user_context=host.user_context,
-            thinking=host.thinking,
+        self.thread = build_thread(
+            child_options(host, definition, self.model, tools),
+            provider=host.provider,
+            permission=permission,
+            hooks=host.hooks,
             tool_context=ctx,
         )
-        self._deferred_names = [t.name for t in deferred]
-        self._nests = any(t.name == AGENT_TOOL_NAME for t in tools)
         stop_hooks = []
         if host.hooks is not None:
             agent = {
@@ -247,14 +260,7 @@ class SubagentRun:
                 "agent_transcript_path": str(self.transcript.path) if self.transcript else "",
             }
             stop_hooks.append(host.hooks.as_stop_hook(subagent=True, agent=agent))
-        return QueryParams(
-            provider=host.provider,
-            request_builder=self.builder,
-            tool_context=ctx,
-            tools=tools,
-            max_output_tokens=host.max_output_tokens,
-            max_output_tokens_ceiling=host.max_output_tokens_ceiling,
-            permission=permission,
+        return self.thread.query_params(
             tool_hooks=host.hooks,
             stop_hooks=stop_hooks,
             attachments=self._turn_attachments,
@@ -263,13 +269,14 @@ class SubagentRun:
         )
 
     def _attachment_context(self, ctx: ToolContext) -> AttachmentContext:
-        tasks = self.host.tasks
+        tasks, thread = self.host.tasks, self.thread
+        nests = any(t.name == AGENT_TOOL_NAME for t in thread.tools.all)
         return AttachmentContext(
             cwd=ctx.cwd,
             tool_context=ctx,
-            tools=self.builder.tool_names,
-            deferred_tools=self._deferred_names,
-            agent_types=self.host.agents.listing if self._nests else {},
+            tools=thread.builder.tool_names,
+            deferred_tools=[t.name for t in thread.tools.deferred],
+            agent_types=self.host.agents.listing if nests else {},
             task_notifications=tasks.drain_notifications(self.agent_id) if tasks else (),
             is_main_thread=False,
         )

@@ -26,31 +26,12 @@ from .host import DEFAULT_MAX_DEPTH, HOST_KEY, SubagentHost
 from .sidechain import SUBAGENTS_DIR, find_sidechains
 
 if TYPE_CHECKING:
-    from ..context.request import RequestBuilder
-    from ..hooks import HookRunner
     from ..permissions.checker import AskHandler, PermissionRequest, PermissionResult
     from ..providers.base import ModelProvider
     from ..session import Session
-    from ..tools.base import PermissionChecker, Tool, ToolContext
+    from .thread import Thread
 
 SUBAGENT_PURPOSE = "subagent"
-
-
-@dataclass(frozen=True)
-class ParentThread:
-    """What subagents inherit from the main thread: the parts `assemble` built for it."""
-
-    provider: ModelProvider
-    """The session's provider, unmetered (subagent requests are metered as side requests)."""
-    builder: RequestBuilder
-    """The main thread's request builder: its model, user context and serialized schemas."""
-    tools: Sequence[Tool]
-    deferred: Sequence[Tool]
-    permission: PermissionChecker | None
-    hooks: HookRunner
-    tool_context: ToolContext
-    max_output_tokens: int
-    max_output_tokens_ceiling: int
 
 
 @dataclass(frozen=True)
@@ -74,9 +55,10 @@ class SubagentParts:
 
 
 def build_subagents(
-    parent: ParentThread,
+    main: Thread,
     session: Session,
     *,
+    provider: ModelProvider,
     cwd: Path,
     home: Path,
     trusted: bool,
@@ -85,33 +67,34 @@ def build_subagents(
     thinking: Mapping[str, Any] | None = None,
     notify: Callable[[str], None],
 ) -> SubagentParts:
-    """The session's subagents and background tasks (see the module docstring)."""
-    ctx = parent.tool_context
+    """The session's subagents and background tasks (see the module docstring), inheriting
+    from the `main` thread; `provider` is the session's, unmetered."""
+    ctx = main.tool_context
     tasks = TaskManager(ctx.session_dir / "tasks" if ctx.session_dir else None)
     catalog = AgentCatalog(cwd, user_home=home, trusted=trusted, extra=agents, on_notice=notify)
     ctx.extras[TASKS_KEY] = tasks
     # Every subagent request is metered into the session once, as a side request (it adds to
     # the cost and the billed requests, not to the parent's turns).
-    provider = session.metered(parent.provider, RequestKind.SIDE, purpose=SUBAGENT_PURPOSE)
-    model = parent.builder.model
+    side = session.metered(provider, RequestKind.SIDE, purpose=SUBAGENT_PURPOSE)
+    model = main.builder.model
     host = SubagentHost(
-        provider=provider,
+        provider=side,
         model=model,
         catalog=catalog,
-        tools=tuple(parent.tools),
-        permission=parent.permission,
-        hooks=parent.hooks,
+        tools=main.tools.all,
+        permission=main.permission,
+        hooks=main.hooks,
         dynamic_suffix=build_dynamic_suffix(cwd=cwd, model=model),
-        user_context=parent.builder.user_context,
+        user_context=main.builder.user_context,
         session_id=session.session_id,
         sidechain_dir=_sidechain_dir(ctx.session_dir),
         tasks=tasks,
         max_depth=max_depth,
-        max_output_tokens=parent.max_output_tokens,
-        max_output_tokens_ceiling=parent.max_output_tokens_ceiling,
+        max_output_tokens=main.limits.normal,
+        max_output_tokens_ceiling=main.limits.ceiling,
         thinking=thinking,
-        schemas=parent.builder.schemas,
-        deferred_names=frozenset(t.name for t in parent.deferred),
+        schemas=main.builder.schemas,
+        deferred_names=frozenset(t.name for t in main.tools.deferred),
     )
     ctx.extras[HOST_KEY] = host
     return SubagentParts(catalog=catalog, tasks=tasks, host=host, notify=notify)

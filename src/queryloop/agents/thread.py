@@ -1,0 +1,145 @@
+"""One thread's parts, the main thread's or a subagent's, made by the same builder from that
+thread's options: `build_thread(ThreadOptions, ...) -> Thread`, and `Thread.query_params`
+for the loop.
+
+The main thread's options come from `AgentOptions` (`agent.assembly`); a subagent's from its
+definition and the parent's `SubagentHost` (`agents.runner.child_options`). There is no second
+way to make a request builder or the loop's parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..context.request import ToolSchemaCache, thread_request_builder
+from ..loop.deps import AttachmentSource, Compactor, QueryParams
+from ..tools.base import PermissionChecker, Tool, ToolContext, ToolHooks
+
+if TYPE_CHECKING:
+    from ..context.request import RequestBuilder
+    from ..hooks import HookRunner
+    from ..hooks.types import StopHook
+    from ..loop.summaries import ToolUseSummarizer
+    from ..providers.base import ModelProvider
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    """A thread's tools: sent with every request (`eager`) and behind ToolSearch
+    (`deferred`)."""
+
+    eager: tuple[Tool, ...]
+    deferred: tuple[Tool, ...] = ()
+
+    @property
+    def all(self) -> tuple[Tool, ...]:
+        """Every tool the model may call, eager first."""
+        return (*self.eager, *self.deferred)
+
+
+@dataclass(frozen=True)
+class OutputLimits:
+    """Output tokens per response: a capped default (`normal`: it reserves less of the
+    window), escalated to the model's maximum (`ceiling`) only when a reply is cut off."""
+
+    normal: int
+    ceiling: int
+
+
+@dataclass(frozen=True)
+class ThreadOptions:
+    """What a thread's requests are made of."""
+
+    model: str
+    """The thread's model: its request builder keeps it (the one place)."""
+    instructions: str | None
+    """The static part of the system prompt (None: queryloop's own)."""
+    environment: str
+    """The environment part of the system prompt (cwd, platform, git)."""
+    tools: ToolSet
+    user_context: Mapping[str, str]
+    """Memory files and the like (QUERYLOOP.md, AGENTS.md)."""
+    limits: OutputLimits
+    append: str | None = None
+    """Text appended to the system prompt."""
+    thinking: Mapping[str, Any] | None = None
+    schemas: ToolSchemaCache | None = None
+    """Serialized tool definitions to send byte for byte (a subagent reuses its parent's
+    instead of rendering every schema again)."""
+
+
+@dataclass(frozen=True)
+class Thread:
+    """The parts one thread runs on (see the module docstring)."""
+
+    provider: ModelProvider
+    """Metered into the session as the thread's requests (main, or a subagent's side)."""
+    builder: RequestBuilder
+    tools: ToolSet
+    permission: PermissionChecker | None
+    hooks: HookRunner | None
+    tool_context: ToolContext
+    limits: OutputLimits
+
+    def query_params(
+        self,
+        *,
+        tool_hooks: ToolHooks | None,
+        stop_hooks: Sequence[StopHook],
+        attachments: AttachmentSource,
+        max_turns: int | None,
+        session_id: str,
+        fallback_model: str | None = None,
+        compactor: Compactor | None = None,
+        token_budget: int | None = None,
+        tool_use_summarizer: ToolUseSummarizer | None = None,
+        task_events: Callable[[], Sequence[Any]] | None = None,
+    ) -> QueryParams:
+        """What each `query()` of this thread runs with."""
+        return QueryParams(
+            provider=self.provider,
+            request_builder=self.builder,
+            tool_context=self.tool_context,
+            tools=self.tools.all,
+            max_output_tokens=self.limits.normal,
+            max_output_tokens_ceiling=self.limits.ceiling,
+            fallback_model=fallback_model,
+            permission=self.permission,
+            tool_hooks=tool_hooks,
+            stop_hooks=stop_hooks,
+            compactor=compactor,
+            attachments=attachments,
+            max_turns=max_turns,
+            token_budget=token_budget,
+            session_id=session_id,
+            tool_use_summarizer=tool_use_summarizer,
+            task_events=task_events,
+        )
+
+
+def build_thread(
+    options: ThreadOptions,
+    *,
+    provider: ModelProvider,
+    permission: PermissionChecker | None,
+    hooks: HookRunner | None,
+    tool_context: ToolContext,
+) -> Thread:
+    """A thread from its options: its request builder (system prompt, tools, user context)
+    and the provider, permission checker, hooks and tool state it runs with."""
+    eager = options.tools.eager
+    sent = [options.schemas.schema(t) for t in eager] if options.schemas else eager
+    builder = thread_request_builder(
+        model=options.model,
+        instructions=options.instructions,
+        environment=options.environment,
+        append=options.append,
+        tools=sent,
+        deferred=options.tools.deferred,
+        user_context=options.user_context,
+        thinking=options.thinking,
+        tool_context=tool_context,
+    )
+    return Thread(provider, builder, options.tools, permission, hooks, tool_context, options.limits)
