@@ -10,7 +10,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from queryloop.context import (
-    LOADED_DEFERRED_TOOLS_KEY,
     AttachmentContext,
     RequestBuilder,
     build_system_prompt,
@@ -81,7 +80,8 @@ async def test_tool_search_returns_definitions_and_marks_loaded(tmp_path: Path) 
     definition = json.loads(result.content.split("<function>")[1].split("</function>")[0])
     assert definition["name"] == "mcp__slack__send_message"
     assert definition["parameters"]["properties"]["text"]["type"] == "string"
-    assert ctx.extras[LOADED_DEFERRED_TOOLS_KEY] == ["mcp__slack__send_message"]
+    assert ctx.loaded_deferred_tools == ["mcp__slack__send_message"]
+    assert ctx.extras == {}  # a typed field, not a string key
 
     await run(search, ctx, query="+github", max_results=5)
     await run(search, ctx, query="select:mcp__slack__send_message")  # already loaded

@@ -247,7 +247,11 @@ async def test_todowrite_stores_the_list(ctx: ToolContext) -> None:
 
 
 def test_builtin_tools_are_fresh_and_named_like_claude_code() -> None:
-    first, second = builtin_tools(), builtin_tools()
+    # The Agent tool lives with the subagents (queryloop.agents) and takes its place here.
+    from queryloop.agents.tool import AgentTool
+
+    first = builtin_tools(provided=[AgentTool()])
+    second = builtin_tools(provided=[AgentTool()])
     names = [t.name for t in first]
     assert names == [
         "Bash",
@@ -270,6 +274,11 @@ def test_builtin_tools_are_fresh_and_named_like_claude_code() -> None:
         assert all("title" not in p for p in schema["properties"].values())
     safe = {t.name for t in first if t.is_concurrency_safe(None)}
     assert safe == {"Glob", "Grep", "LS", "Read", "Agent", "TaskOutput"}
+    assert [t.name for t in builtin_tools()] == [n for n in names if n != "Agent"]
+    assert [t.name for t in builtin_tools(["Task", "Read"], provided=[AgentTool()])] == [
+        "Read",
+        "Agent",
+    ]
 
 
 async def test_edit_keeps_crlf_line_endings(ctx: ToolContext, tmp_path: Path) -> None:

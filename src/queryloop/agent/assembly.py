@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agents.thread import OutputLimits, ThreadOptions, ToolSet, build_thread
+from ..agents.tool import AgentTool
 from ..agents.wiring import build_subagents
 from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
 from ..context import RequestBuilder
-from ..context.deferred import is_mcp_tool
 from ..context.queue import PromptQueue
 from ..context.system_context import SessionContext
 from ..context.system_prompt import build_dynamic_suffix
@@ -47,6 +47,7 @@ from ..tools import builtin_tools
 from ..tools.base import Tool, ToolContext
 from ..tools.builtin import selected_builtin_names
 from ..tools.builtin.tool_search import ToolSearchTool
+from ..tools.deferred import is_mcp_tool
 from .attachments import SessionAttachments
 from .options import AgentOptions
 from .runtime import HookedSummarizer, Notices, Runtime
@@ -258,7 +259,10 @@ def build_tools(
     """The built-in and the caller's tools, MCP tools and skill tools. MCP tools go behind
     ToolSearch only when their definitions are large (`context.tool_search`); a deferred set
     lets servers come and go without changing the tools array."""
-    base: list[Tool] = [*builtin_tools(options.builtin_tools), *options.tools]
+    base: list[Tool] = [
+        *builtin_tools(options.builtin_tools, provided=[AgentTool()]),
+        *options.tools,
+    ]
     mcp_tools: list[Tool] = list(mcp.tools()) if mcp is not None else []
     setting = options.tool_search
     policy = parse_tool_search(setting if setting is not None else workspace.settings.tool_search)

@@ -25,14 +25,14 @@ from .definitions import (
     load_agents,
     parse_agent_text,
 )
-from .host import DEFAULT_MAX_DEPTH, HOST_KEY, SubagentHost
+from .host import AGENT_TOOL_NAME, DEFAULT_MAX_DEPTH, SubagentHost
 from .runner import SubagentOutcome, SubagentRun
 
 __all__ = [
+    "AGENT_TOOL_NAME",
     "DEFAULT_MAX_DEPTH",
     "GENERAL_PURPOSE",
     "GENERAL_PURPOSE_AGENT",
-    "HOST_KEY",
     "AgentCatalog",
     "AgentDefinition",
     "AgentSource",

@@ -1,19 +1,18 @@
 """What a subagent inherits from the thread that starts it: `SubagentHost`.
 
-The session's runtime puts one host in `ToolContext.extras[HOST_KEY]`; the Agent tool reads
+The session's runtime puts one host in `ToolContext.subagents`; the Agent tool reads
 it, and each subagent gets a derived host (one level deeper, its own tools) in its own
 context, so nesting is bounded by `max_depth`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..context.request import ToolSchemaCache
-from ..messages.usage import Usage
 from ..providers.base import ModelProvider
 from ..tools.base import PermissionChecker, Tool
 from .definitions import AgentCatalog, LoadedAgents
@@ -22,13 +21,10 @@ if TYPE_CHECKING:
     from ..hooks import HookRunner
     from ..tasks import TaskManager
 
-HOST_KEY = "queryloop.subagents"
-"""`ToolContext.extras` key of the thread's `SubagentHost`."""
+AGENT_TOOL_NAME = "Agent"
+"""Claude Code's name for the Agent tool (its older name `Task` stays an alias)."""
 DEFAULT_MAX_DEPTH = 2
 """Main thread = depth 0; its subagents (depth 1) may start subagents (depth 2), which may not."""
-
-UsageRecorder = Callable[[Usage, str, str], float]
-"""(usage, model, agent_id) -> cost in USD: records a subagent response in the session."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +45,6 @@ class SubagentHost:
     session_id: str = ""
     sidechain_dir: Path | None = None
     """Where subagent transcripts go (`<session>/subagents/`); None: not persisted."""
-    record_usage: UsageRecorder | None = None
     tasks: TaskManager | None = None
     depth: int = 0
     max_depth: int = DEFAULT_MAX_DEPTH

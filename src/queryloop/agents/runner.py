@@ -25,7 +25,6 @@ from typing import Any
 from ..abort import AbortSignal
 from ..context import AttachmentContext
 from ..context.attachments import get_attachment_messages
-from ..context.deferred import LOADED_DEFERRED_TOOLS_KEY, partition_tools
 from ..loop.deps import QueryParams
 from ..loop.events import MessageEvent, StreamDelta, TerminalEvent
 from ..loop.query import query
@@ -43,13 +42,12 @@ from ..providers.base import MessageComplete
 from ..providers.models import ALIASES, cost_usd, get_model_info
 from ..session import LoadedSession, Transcript
 from ..tools.base import Tool, ToolContext
-from ..tools.builtin.background import AGENT_ID_KEY
+from ..tools.deferred import partition_tools
 from .definitions import GENERAL_PURPOSE_AGENT, AgentDefinition
-from .host import HOST_KEY, SubagentHost
+from .host import AGENT_TOOL_NAME, SubagentHost
 from .sidechain import open_sidechain
 from .thread import OutputLimits, ThreadOptions, ToolSet, build_thread
 
-AGENT_TOOL_NAME = "Agent"
 PROGRESS_TYPE = "agent_progress"
 _STRICTNESS = ("plan", "default", "acceptEdits", "bypassPermissions")
 
@@ -141,10 +139,6 @@ def child_permission(parent: Any, definition: AgentDefinition) -> Any:
 
 def child_context(parent: ToolContext, abort: AbortSignal) -> ToolContext:
     """The subagent's own tool state: same folders and env, its own cwd, reads and todos."""
-    extras = dict(parent.extras)
-    loaded = extras.get(LOADED_DEFERRED_TOOLS_KEY)
-    if isinstance(loaded, list):
-        extras[LOADED_DEFERRED_TOOLS_KEY] = list(loaded)
     return ToolContext(
         cwd=parent.cwd,
         abort=abort,
@@ -152,7 +146,10 @@ def child_context(parent: ToolContext, abort: AbortSignal) -> ToolContext:
         read_files=dict(parent.read_files),
         session_dir=parent.session_dir,
         env=dict(parent.env),
-        extras=extras,
+        extras=dict(parent.extras),
+        tasks=parent.tasks,
+        loaded_deferred_tools=list(parent.loaded_deferred_tools),
+        file_snapshots=dict(parent.file_snapshots),
         original_cwd=parent.original_cwd,
     )
 
@@ -241,10 +238,8 @@ class SubagentRun:
         ctx = child_context(self.parent_ctx, self.abort)
         tools = child_tools(host, definition)
         permission = child_permission(host.permission, definition)
-        ctx.extras[HOST_KEY] = host.child(
-            agent_id=self.agent_id, tools=tools, permission=permission
-        )
-        ctx.extras[AGENT_ID_KEY] = self.agent_id
+        ctx.subagents = host.child(agent_id=self.agent_id, tools=tools, permission=permission)
+        ctx.agent_id = self.agent_id
         self.thread = build_thread(
             child_options(host, definition, self.model, tools),
             provider=host.provider,
@@ -345,8 +340,7 @@ class SubagentRun:
 
     def _record_usage(self, usage: Usage, model: str) -> None:
         model = model or self.model
-        recorder = self.host.record_usage
-        cost = recorder(usage, model, self.agent_id) if recorder else _cost(usage, model)
+        cost = _cost(usage, model)
         self._usage = self._usage + usage
         self._cost += cost
         self._responses += 1

@@ -20,9 +20,9 @@ from ..messages.blocks import ToolResultBlock
 from ..messages.constructors import meta_user_message, text_of, tool_uses_of
 from ..messages.types import AssistantMessage, Message, UserMessage
 from ..session import INTERRUPTED_TOOL_RESULT, RequestKind
-from ..tasks import TASKS_KEY, TaskManager
+from ..tasks import TaskManager
 from .definitions import AgentCatalog, AgentDefinition
-from .host import DEFAULT_MAX_DEPTH, HOST_KEY, SubagentHost
+from .host import DEFAULT_MAX_DEPTH, SubagentHost
 from .sidechain import SUBAGENTS_DIR, find_sidechains
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def build_subagents(
     ctx = main.tool_context
     tasks = TaskManager(ctx.session_dir / "tasks" if ctx.session_dir else None)
     catalog = AgentCatalog(cwd, user_home=home, trusted=trusted, extra=agents, on_notice=notify)
-    ctx.extras[TASKS_KEY] = tasks
+    ctx.tasks = tasks
     # Every subagent request is metered into the session once, as a side request (it adds to
     # the cost and the billed requests, not to the parent's turns).
     side = session.metered(provider, RequestKind.SIDE, purpose=SUBAGENT_PURPOSE)
@@ -96,7 +96,7 @@ def build_subagents(
         schemas=main.builder.schemas,
         deferred_names=frozenset(t.name for t in main.tools.deferred),
     )
-    ctx.extras[HOST_KEY] = host
+    ctx.subagents = host
     return SubagentParts(catalog=catalog, tasks=tasks, host=host, notify=notify)
 
 

@@ -13,15 +13,7 @@ Channels, split by how often their content changes (see docs/context.md):
 Importing this package registers the renderers of its attachment types.
 """
 
-from .attachments import (
-    AttachmentContext,
-    get_attachment_messages,
-    get_attachments,
-    maybe,
-)
-from .cache import MAX_CACHE_BREAKPOINTS, apply_cache_breakpoints, cache_control, count_breakpoints
-from .deferred import (
-    LOADED_DEFERRED_TOOLS_KEY,
+from ..tools.deferred import (
     is_mcp_tool,
     loaded_deferred_tools,
     loaded_tool_names,
@@ -29,6 +21,13 @@ from .deferred import (
     partition_tools,
     search_tools,
 )
+from .attachments import (
+    AttachmentContext,
+    get_attachment_messages,
+    get_attachments,
+    maybe,
+)
+from .cache import MAX_CACHE_BREAKPOINTS, apply_cache_breakpoints, cache_control, count_breakpoints
 from .deltas import agent_listing_delta, deferred_tools_delta, mcp_instructions_delta
 from .kinds import AttachmentType
 from .renderers import register_renderers
@@ -48,7 +47,6 @@ register_renderers()
 __all__ = [
     "DEFAULT_COMPACTION_INSTRUCTIONS",
     "DEFAULT_STATIC_PREFIX",
-    "LOADED_DEFERRED_TOOLS_KEY",
     "MAX_CACHE_BREAKPOINTS",
     "SYSTEM_PROMPT_DYNAMIC_BOUNDARY",
     "AttachmentContext",

@@ -25,8 +25,8 @@ from ..messages.types import Message
 from ..providers.base import ModelRequest
 from ..providers.models import get_model_info
 from ..tools.base import Tool, ToolContext
+from ..tools.deferred import DeferredSource, loaded_deferred_tools
 from .cache import CACHE_TTLS, BreakpointCounter, apply_cache_breakpoints
-from .deferred import DeferredSource, loaded_deferred_tools
 from .system_prompt import build_system_prompt
 from .user_context import render_user_context
 
@@ -77,7 +77,7 @@ class RequestBuilder:
     `thinking` is the API's thinking config (for example `{"type": "enabled",
     "budget_tokens": 4000}`); thinking blocks are kept in the history only when it is on.
     With `deferred_tools` and `tool_context`, the deferred tools ToolSearch has loaded (see
-    `queryloop.context.deferred`) are appended to every request's tools, in load order.
+    `queryloop.tools.deferred`) are appended to every request's tools, in load order.
     """
 
     def __init__(

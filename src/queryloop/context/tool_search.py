@@ -1,6 +1,6 @@
 """When to put tools behind ToolSearch: only when their definitions are large.
 
-Deferring tools (`queryloop.context.deferred`) keeps big tool sets out of every request, but
+Deferring tools (`queryloop.tools.deferred`) keeps big tool sets out of every request, but
 it costs a model request of its own: before the first real step the model must call ToolSearch
 to load what it needs, and again after each compaction. For a handful of small MCP tools that
 costs far more than sending their definitions. So, like Claude Code's `ENABLE_TOOL_SEARCH=auto`

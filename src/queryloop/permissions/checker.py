@@ -49,7 +49,6 @@ from ..tools.base import (
     ToolContext,
 )
 from . import bash, guard, paths
-from .hidden import HIDDEN_PATHS
 from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode, parse_mode
 from .rules import MatchContext, PermissionRule, RuleSet
 
@@ -241,9 +240,9 @@ class PermissionChecker:
         return self._by_mode(name, call, read_only, ctx)
 
     def _install_hidden(self, ctx: ToolContext) -> None:
-        """Let Grep, Glob and LS skip what `Read` deny rules protect (`permissions.hidden`)."""
+        """Let Grep, Glob and LS skip what `Read` deny rules protect (`ctx.hidden_paths`)."""
         if not any(r.tool == "Read" and r.content for r in self.context.rules.deny):
-            ctx.extras.pop(HIDDEN_PATHS, None)
+            ctx.hidden_paths = None
             return
         context = self.context
 
@@ -251,7 +250,7 @@ class PermissionChecker:
             mc = MatchContext(ctx.cwd, context.home)
             return context.rules.find("deny", "Read", str(path), mc) is not None
 
-        ctx.extras[HIDDEN_PATHS] = hidden
+        ctx.hidden_paths = hidden
 
     def _by_mode(
         self, name: str, call: _Call, read_only: bool, ctx: ToolContext

@@ -1,10 +1,9 @@
 """queryloop.tasks: background tasks (shell commands, subagents) of a session."""
 
 from .events import TaskEvent, TaskEventKind, TaskStatus, TaskType
-from .manager import TASKS_KEY, BackgroundTask, TaskManager, TaskOutcome
+from .manager import BackgroundTask, TaskManager, TaskOutcome
 
 __all__ = [
-    "TASKS_KEY",
     "BackgroundTask",
     "TaskEvent",
     "TaskEventKind",

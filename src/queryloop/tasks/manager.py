@@ -32,8 +32,6 @@ from .shell import BackgroundShell
 
 log = logging.getLogger(__name__)
 
-TASKS_KEY = "queryloop.tasks"
-"""`ToolContext.extras` key of the session's TaskManager."""
 OUTPUT_PREVIEW_CHARS = 30_000
 
 TaskListener = Callable[[TaskEvent], None]

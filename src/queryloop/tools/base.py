@@ -25,6 +25,8 @@ from ..abort import AbortSignal
 from ..errors import QueryloopError
 from ..messages.blocks import DocumentBlock, ImageBlock, TextBlock, ToolUseBlock
 from ..messages.types import Message
+from ..tasks.manager import TaskManager
+from .services import FileTextSnapshot, HiddenPaths, SubagentService
 
 DEFAULT_MAX_RESULT_CHARS = 100_000
 
@@ -92,7 +94,23 @@ class ToolContext:
     session_dir: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)
-    """Free-form state for user tools and extensions; keys should be namespaced."""
+    """Free-form state for users' own tools and extensions (keys should be namespaced);
+    queryloop's own services are the typed fields below."""
+    tasks: TaskManager | None = None
+    """The session's background tasks (Bash run_in_background, TaskOutput, TaskStop, background
+    agents); None where the session has none."""
+    subagents: SubagentService | None = None
+    """This thread's subagent host (`queryloop.agents.SubagentHost`) for the Agent tool; each
+    subagent's context holds its own, one level deeper."""
+    agent_id: str | None = None
+    """The agent id of a subagent's thread (None on the main thread): background tasks it
+    starts are its own."""
+    hidden_paths: HiddenPaths | None = None
+    """What `Read` deny rules hide from Grep, Glob and LS (set by the permission checker)."""
+    loaded_deferred_tools: list[str] = field(default_factory=list)
+    """Names of the deferred tools ToolSearch loaded, in load order (`tools.deferred`)."""
+    file_snapshots: dict[str, FileTextSnapshot] = field(default_factory=dict)
+    """path -> the text the agent last saw of it, so a changed file is announced as a diff."""
     original_cwd: Path | None = None
     """The folder the session started in (defaults to `cwd`). A `cd` in Bash moves `cwd`
     but must not shrink the folders the agent may work in."""

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...messages.blocks import ToolResultBlock, ToolUseBlock
 from ...messages.types import AssistantMessage, Attachment, AttachmentMessage, Message, UserMessage
+from ...tools.services import FileTextSnapshot
 from ..kinds import AttachmentType
 from ..scan import attachments_of
 from ..user_context import MEMORY_FILE_NAMES, read_memory_file
@@ -23,20 +23,10 @@ from ..user_context import MEMORY_FILE_NAMES, read_memory_file
 if TYPE_CHECKING:
     from ..attachments import AttachmentContext
 
-FILE_SNAPSHOTS_KEY = "queryloop.file_snapshots"
-"""`ToolContext.extras` key: path -> `FileSnapshot` of the text the agent last saw. A changed
-file is announced as a diff against the snapshot when the snapshot is of the version the agent
-last saw, otherwise as a snippet of the new content. The provider stores a snapshot of what
-it announced, so the next change to that file is a diff."""
-
-
-@dataclass(frozen=True, slots=True)
-class FileSnapshot:
-    """A file's text at one version (mtime in ns, size in bytes)."""
-
-    mtime_ns: int
-    size: int
-    text: str
+# `ToolContext.file_snapshots`: path -> the text the agent last saw. A changed file is
+# announced as a diff against the snapshot when the snapshot is of the version the agent last
+# saw, otherwise as a snippet of the new content. The provider stores a snapshot of what it
+# announced, so the next change to that file is a diff.
 
 
 MAX_DIFF_LINES = 60
@@ -51,7 +41,7 @@ async def edited_files(ctx: AttachmentContext, messages: Sequence[Message]) -> l
     if tc is None:
         return []
     announced = _announced_versions(messages)
-    snapshots: dict[str, FileSnapshot] = tc.extras.setdefault(FILE_SNAPSHOTS_KEY, {})
+    snapshots = tc.file_snapshots
     out: list[Attachment] = []
     for key, record in list(tc.read_files.items()):
         seen = max((record.mtime_ns, record.size), announced.get(key, (0, 0)))
@@ -89,7 +79,7 @@ async def nested_memory(
 
 
 def _changed_file(
-    key: str, path: Path, seen: tuple[int, int], snapshots: dict[str, FileSnapshot]
+    key: str, path: Path, seen: tuple[int, int], snapshots: dict[str, FileTextSnapshot]
 ) -> Attachment | None:
     try:
         stat = path.stat()
@@ -115,7 +105,7 @@ def _changed_file(
         lines = text.splitlines()
         data["snippet"] = "\n".join(lines[:MAX_SNIPPET_LINES])
         data["truncated"] = len(lines) > MAX_SNIPPET_LINES
-    snapshots[key] = FileSnapshot(version[0], version[1], text)
+    snapshots[key] = FileTextSnapshot(version[0], version[1], text)
     return Attachment(AttachmentType.EDITED_FILE, data)
 
 

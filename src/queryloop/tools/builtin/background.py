@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...tasks.manager import TASKS_KEY, BackgroundTask, TaskManager
+from ...tasks.manager import BackgroundTask, TaskManager
 from ..base import (
     ALLOW,
     CURRENT_TOOL_USE_ID,
@@ -45,8 +45,8 @@ STOP_DESCRIPTION = """- Stops a running background task by its ID (its process g
 
 def task_manager(ctx: ToolContext) -> TaskManager:
     """The session's TaskManager, or a ToolError the model can read."""
-    manager = ctx.extras.get(TASKS_KEY)
-    if not isinstance(manager, TaskManager):
+    manager = ctx.tasks
+    if manager is None:
         raise ToolError("Background tasks are not available in this session.")
     return manager
 
@@ -62,22 +62,17 @@ def find_task(ctx: ToolContext, task_id: str | None) -> BackgroundTask:
         raise ToolError(str(exc.args[0])) from exc
 
 
-AGENT_ID_KEY = "queryloop.agent_id"
-"""`ToolContext.extras` key: the agent id of a subagent's thread (absent on the main thread)."""
-
-
 async def start_in_background(
     command: str, description: str | None, ctx: ToolContext, env: Mapping[str, str], note: str
 ) -> ToolResult:
     """Bash with run_in_background: start the command as a task and say how to follow it."""
     manager = task_manager(ctx)
-    owner = ctx.extras.get(AGENT_ID_KEY)
     task = await manager.start_shell(
         command,
         cwd=ctx.cwd,
         env=env,
         description=description or command,
-        owner=owner if isinstance(owner, str) else None,
+        owner=ctx.agent_id,
         tool_use_id=CURRENT_TOOL_USE_ID.get(),
     )
     text = (

@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...permissions.hidden import hidden_filter
 from ..base import ToolContext, ToolProgress, ToolResult
 from ._common import PathTool, StrictInput, resolve_path
 
@@ -57,7 +56,7 @@ class GlobTool(PathTool[GlobInput]):
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         root = resolve_path(ctx, input.path or ".")
         matches = await asyncio.to_thread(find_files, root, input.pattern)
-        hidden = hidden_filter(ctx.extras)
+        hidden = ctx.hidden_paths
         if hidden is not None:
             matches = [m for m in matches if not hidden(m)]
         if not matches:

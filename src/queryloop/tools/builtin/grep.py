@@ -10,7 +10,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...permissions.hidden import hidden_filter
 from ..base import ToolContext, ToolProgress, ToolResult
 from ._common import PathTool, StrictInput, resolve_path
 from ._grep_search import GrepQuery, OutputMode, search_python, search_ripgrep, split_globs
@@ -78,7 +77,7 @@ class GrepTool(PathTool[GrepInput]):
         return None
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
-        query = _query(input, resolve_path(ctx, input.path or "."), hidden_filter(ctx.extras))
+        query = _query(input, resolve_path(ctx, input.path or "."), ctx.hidden_paths)
         if self.rg_path and query.hidden is None:
             lines = await search_ripgrep(self.rg_path, query)
         else:

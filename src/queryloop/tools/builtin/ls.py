@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...permissions.hidden import hidden_filter
 from ..base import ToolContext, ToolProgress, ToolResult
 from ._common import PathTool, StrictInput, resolve_path
 
@@ -54,7 +53,7 @@ class LSTool(PathTool[LSInput]):
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         root = resolve_path(ctx, input.path or ".")
-        hidden = hidden_filter(ctx.extras)
+        hidden = ctx.hidden_paths
         lines, truncated = await asyncio.to_thread(
             list_tree, root, tuple(input.ignore or ()), hidden
         )

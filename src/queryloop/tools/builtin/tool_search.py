@@ -1,4 +1,4 @@
-"""ToolSearch: load deferred tools' definitions on demand (see `queryloop.context.deferred`)."""
+"""ToolSearch: load deferred tools' definitions on demand (see `queryloop.tools.deferred`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...context.deferred import DeferredSource, current_deferred, mark_loaded, search_tools
 from ..base import BaseTool, Tool, ToolContext, ToolProgress, ToolResult
+from ..deferred import DeferredSource, current_deferred, mark_loaded, search_tools
 
 DESCRIPTION = """Fetches the full definitions of deferred tools so you can call them.
 

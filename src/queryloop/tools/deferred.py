@@ -8,7 +8,7 @@ very start of the cache prefix -- and force a full cache rewrite. Instead:
 2. The model learns the deferred tools' *names* from `deferred_tools_delta` attachments
    (`AttachmentContext.deferred_tools`), which are messages, not tools.
 3. The model calls `ToolSearch {query, max_results}`; it answers with the matching tools' full
-   definitions and records their names in `ToolContext.extras[LOADED_DEFERRED_TOOLS_KEY]`.
+   definitions and records their names in `ToolContext.loaded_deferred_tools`.
 4. `RequestBuilder(deferred_tools=..., tool_context=...)` appends the loaded ones at the END of
    the tools array, in load order (or pass `loaded_deferred_tools(ctx, deferred)` as
    `extra_tools` to `build`): the bytes of every earlier tool stay put.
@@ -19,13 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from ..tools.base import Tool, ToolContext
+from .base import Tool, ToolContext
 
 DeferredSource = Sequence[Tool] | Callable[[], Sequence[Tool]]
 """The deferred tools, or a callable returning the current ones (servers come and go)."""
-
-LOADED_DEFERRED_TOOLS_KEY = "queryloop.loaded_deferred_tools"
-"""`ToolContext.extras` key: names of deferred tools ToolSearch loaded, in load order."""
 
 MCP_TOOL_PREFIX = "mcp__"
 
@@ -46,13 +43,12 @@ def partition_tools(
 
 def loaded_tool_names(ctx: ToolContext) -> list[str]:
     """Names of the deferred tools loaded so far in this session, in load order."""
-    names = ctx.extras.get(LOADED_DEFERRED_TOOLS_KEY)
-    return list(names) if isinstance(names, list) else []
+    return list(ctx.loaded_deferred_tools)
 
 
 def mark_loaded(ctx: ToolContext, names: Iterable[str]) -> list[str]:
     """Record `names` as loaded (keeping the first load order); returns the newly loaded."""
-    loaded: list[str] = ctx.extras.setdefault(LOADED_DEFERRED_TOOLS_KEY, [])
+    loaded = ctx.loaded_deferred_tools
     new = [n for n in dict.fromkeys(names) if n not in loaded]
     loaded.extend(new)
     return new

@@ -10,15 +10,21 @@ never breaks the prompt cache (seeds 16.4).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..base import CURRENT_TOOL_USE_ID, BaseTool, ToolContext, ToolError, ToolProgress, ToolResult
-from ._common import StrictInput
-
-if TYPE_CHECKING:
-    from ...agents.host import SubagentHost
+from ..tools.base import (
+    CURRENT_TOOL_USE_ID,
+    BaseTool,
+    ToolContext,
+    ToolError,
+    ToolProgress,
+    ToolResult,
+)
+from ..tools.builtin._common import StrictInput
+from .host import AGENT_TOOL_NAME, SubagentHost
+from .launch import launch
 
 DESCRIPTION = """Launch a new agent to handle a complex, multi-step task autonomously.
 
@@ -58,9 +64,7 @@ class AgentInput(StrictInput):
 
 def subagent_host(ctx: ToolContext) -> SubagentHost:
     """The thread's SubagentHost, or a ToolError when subagents are not available."""
-    from ...agents.host import HOST_KEY, SubagentHost
-
-    host = ctx.extras.get(HOST_KEY)
+    host = ctx.subagents
     if not isinstance(host, SubagentHost):
         raise ToolError("Subagents are not available in this session.")
     return host
@@ -73,7 +77,7 @@ class AgentTool(BaseTool[AgentInput]):
     subagent makes goes through the same permission checks and hooks as the parent's.
     """
 
-    name = "Agent"
+    name = AGENT_TOOL_NAME
     aliases = ("Task",)
     description = DESCRIPTION
     input_model: type[BaseModel] = AgentInput
@@ -84,8 +88,8 @@ class AgentTool(BaseTool[AgentInput]):
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         if not input.prompt.strip():
             return "InputValidationError: Agent failed: `prompt` is empty"
-        host = ctx.extras.get("queryloop.subagents")
-        if host is not None and input.resume is None:
+        host = ctx.subagents
+        if isinstance(host, SubagentHost) and input.resume is None:
             name = input.subagent_type or "general-purpose"
             if host.agents.get(name) is None:
                 known = ", ".join(d.name for d in host.agents.definitions) or "none"
@@ -97,7 +101,5 @@ class AgentTool(BaseTool[AgentInput]):
         return str(value or "general-purpose")
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
-        from ...agents.launch import launch
-
         async for item in launch(subagent_host(ctx), input, ctx, CURRENT_TOOL_USE_ID.get()):
             yield item

@@ -1,0 +1,50 @@
+"""The session services a tool call can reach, as typed fields of `ToolContext`.
+
+Packages above `tools` make these services (the permission checker the hidden-path predicate,
+`queryloop.agents` the subagent host, the session the task manager); a tool reads them from
+its context. The types are declared here, at or below `tools`, so `tools` imports nothing of
+the packages that provide them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+HiddenPaths = Callable[[Path], bool]
+"""True for a path that `Read` deny rules protect. The permission checker puts one on the
+context before each call (None when no `Read` deny rule exists); Grep, Glob and LS skip every
+path it hides, so `Grep(".")` never prints the lines of a `Read(./.env)`-denied file, and Glob
+and LS do not list it."""
+
+
+@runtime_checkable
+class SubagentService(Protocol):
+    """The thread's subagent host, as the tool context carries it.
+
+    `queryloop.agents.SubagentHost` is the implementation; the Agent tool (which lives in
+    `queryloop.agents`) narrows to it. Declared here so a context can hold it without
+    `tools` importing `agents`.
+    """
+
+    @property
+    def depth(self) -> int:
+        """0 on the main thread, 1 in its subagents, and so on."""
+        ...
+
+    @property
+    def agent_id(self) -> str | None:
+        """The agent id of the thread the host belongs to (None: the main thread)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileTextSnapshot:
+    """A file's text at one version (mtime in ns, size in bytes): what the agent last saw of
+    it, so a change on disk is announced as a diff (`queryloop.context.providers.files`)."""
+
+    mtime_ns: int
+    size: int
+    text: str
