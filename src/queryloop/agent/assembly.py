@@ -162,12 +162,8 @@ def build_exit_stack(mcp: McpManager | None, model: ModelChoice) -> AsyncExitSta
 def start_transcript(
     transcript: Transcript | None, resumed: LoadedSession | None, model: str, cwd: Path
 ) -> None:
-    """A new transcript gets its header; a resumed one chains on from its last message."""
-    if transcript is None:
-        return
-    if resumed is not None:
-        transcript.last_uuid = resumed.last_uuid
-    else:
+    """A new transcript gets its header (a resumed one has one)."""
+    if transcript is not None and resumed is None:
         transcript.start(model=model, cwd=str(cwd))
 
 
@@ -202,11 +198,11 @@ def build_transcript(
     """The transcript writer (the resumed file, else a new one); None when not persisted."""
     if not options.persist:
         return None
-    path = resumed.path if resumed is not None and resumed.path else None
-    path = path or session_path(session_id, options.cwd, home)
     # Each record is written straight to the kernel (kill -9 safe); fsync runs once per
     # prompt (Runtime.sync) instead of per message, which would cost milliseconds each.
-    return Transcript(path, session_id, fsync=False)
+    if resumed is not None and resumed.path:
+        return resumed.open_transcript(fsync=False)  # chains on from its last message
+    return Transcript(session_path(session_id, options.cwd, home), session_id, fsync=False)
 
 
 def build_timing(session: Session, config: CompactConfig) -> TimingRecorder:

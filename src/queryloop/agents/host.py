@@ -8,14 +8,15 @@ context, so nesting is bounded by `max_depth`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..context.request import ToolSchemaCache
+from ..context.request import RequestBuilder, ToolSchemaCache
 from ..providers.base import ModelProvider
 from ..tools.base import PermissionChecker, Tool
 from .definitions import AgentCatalog, LoadedAgents
+from .thread import OutputLimits
 
 if TYPE_CHECKING:
     from ..hooks import HookRunner
@@ -32,32 +33,45 @@ class SubagentHost:
     """The parent side of a subagent: model access, agent types, tools, rules, hooks, session."""
 
     provider: ModelProvider
-    model: str
     catalog: AgentCatalog
+    builder: RequestBuilder
+    """The main thread's request builder: the model subagents inherit (`model`), the memory
+    they follow (`user_context`), the schemas they reuse (`schemas`)."""
+    limits: OutputLimits
+    """The main thread's output limits: subagents get the same."""
     tools: tuple[Tool, ...]
     """The starting thread's tools: a subagent's tools are a subset of these."""
     permission: PermissionChecker | None = None
     hooks: HookRunner | None = None
     dynamic_suffix: str = ""
     """The environment part of the system prompt (cwd, platform, git)."""
-    user_context: Mapping[str, str] = field(default_factory=dict)
-    """Memory files and the like (QUERYLOOP.md, AGENTS.md): subagents follow them too."""
     session_id: str = ""
     sidechain_dir: Path | None = None
     """Where subagent transcripts go (`<session>/subagents/`); None: not persisted."""
     tasks: TaskManager | None = None
     depth: int = 0
     max_depth: int = DEFAULT_MAX_DEPTH
-    max_output_tokens: int = 8_192
-    max_output_tokens_ceiling: int = 64_000
     thinking: Mapping[str, Any] | None = None
     agent_id: str | None = None
     """The agent id of the thread this host belongs to (None: the main thread)."""
     deferred_names: frozenset[str] = frozenset()
     """Tools the parent loads through ToolSearch: a subagent defers the same ones."""
-    schemas: ToolSchemaCache | None = None
-    """The session's serialized tool schemas: subagents reuse the same bytes instead of
-    rendering every schema again (that took ~0.1 s per subagent)."""
+
+    @property
+    def model(self) -> str:
+        """The session's model (`inherit`), kept by the main thread's request builder."""
+        return self.builder.model
+
+    @property
+    def user_context(self) -> Mapping[str, str]:
+        """Memory files and the like (QUERYLOOP.md, AGENTS.md): subagents follow them too."""
+        return self.builder.user_context
+
+    @property
+    def schemas(self) -> ToolSchemaCache:
+        """The session's serialized tool schemas: subagents reuse the same bytes instead of
+        rendering every schema again (that took ~0.1 s per subagent)."""
+        return self.builder.schemas
 
     @property
     def agents(self) -> LoadedAgents:

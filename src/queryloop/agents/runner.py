@@ -46,7 +46,7 @@ from ..tools.deferred import partition_tools
 from .definitions import GENERAL_PURPOSE_AGENT, AgentDefinition
 from .host import AGENT_TOOL_NAME, SubagentHost
 from .sidechain import open_sidechain
-from .thread import OutputLimits, ThreadOptions, ToolSet, build_thread
+from .thread import ThreadOptions, ToolSet, build_thread
 
 PROGRESS_TYPE = "agent_progress"
 _STRICTNESS = ("plan", "default", "acceptEdits", "bypassPermissions")
@@ -167,7 +167,7 @@ def child_options(
         environment=host.dynamic_suffix,
         tools=ToolSet(tuple(eager), tuple(deferred)),
         user_context=host.user_context,
-        limits=OutputLimits(host.max_output_tokens, host.max_output_tokens_ceiling),
+        limits=host.limits,
         thinking=host.thinking,
         schemas=host.schemas,
     )

@@ -76,24 +76,20 @@ def build_subagents(
     # Every subagent request is metered into the session once, as a side request (it adds to
     # the cost and the billed requests, not to the parent's turns).
     side = session.metered(provider, RequestKind.SIDE, purpose=SUBAGENT_PURPOSE)
-    model = main.builder.model
     host = SubagentHost(
         provider=side,
-        model=model,
         catalog=catalog,
+        builder=main.builder,
+        limits=main.limits,
         tools=main.tools.all,
         permission=main.permission,
         hooks=main.hooks,
-        dynamic_suffix=build_dynamic_suffix(cwd=cwd, model=model),
-        user_context=main.builder.user_context,
+        dynamic_suffix=build_dynamic_suffix(cwd=cwd, model=main.builder.model),
         session_id=session.session_id,
         sidechain_dir=_sidechain_dir(ctx.session_dir),
         tasks=tasks,
         max_depth=max_depth,
-        max_output_tokens=main.limits.normal,
-        max_output_tokens_ceiling=main.limits.ceiling,
         thinking=thinking,
-        schemas=main.builder.schemas,
         deferred_names=frozenset(t.name for t in main.tools.deferred),
     )
     ctx.subagents = host

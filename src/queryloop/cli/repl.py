@@ -58,8 +58,8 @@ class Repl:
         self._interrupts = 0
         self.status_line = ""
         self.typeahead: TypeAhead | None = None
-        self.next_input = ""
-        """Text to pre-fill the next input line with (queued prompts given back)."""
+        self._next_input = ""
+        """Text to pre-fill the next input line with (`prefill`)."""
 
     def _make_agent(self, options: CliOptions) -> Agent:
         if self._agent_factory is not None:
@@ -74,6 +74,10 @@ class Repl:
             # A person reads along: label each tool run (QUERYLOOP_TOOL_USE_SUMMARIES=0: off).
             tool_use_summaries=summaries_wanted(True),
         )
+
+    def prefill(self, text: str) -> None:
+        """Put `text` in the next input line, to edit or send (a prompt given back)."""
+        self._next_input = text
 
     def notice(self, text: str) -> None:
         """Show a notice from the agent (ignored untrusted settings, failed MCP servers...)."""
@@ -121,7 +125,7 @@ class Repl:
             self._session = _prompt_session(self)
         # The toolbar is redrawn on every key press: compute the status once per prompt.
         self.status_line = self.status()
-        default, self.next_input = self.next_input, ""
+        default, self._next_input = self._next_input, ""
         try:
             # In raw mode Ctrl-C is a key (bound below); SIGINT stays with our router.
             result: str = await self._session.prompt_async(

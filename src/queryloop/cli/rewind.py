@@ -82,7 +82,7 @@ async def rewind_command(repl: Repl, arg: str) -> bool:
 
     repl.console.print(f"[dim]Rewound: {describe(outcome)}[/] [yellow]{BASH_NOTE}[/]")
     if mode.conversation:
-        repl.next_input = outcome.prompt
+        repl.prefill(outcome.prompt)
         repl.console.print(f"[dim]The prompt is back in the input: {outcome.prompt}[/]",
                            markup=True, highlight=False)  # fmt: skip
     return True

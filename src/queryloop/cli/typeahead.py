@@ -125,7 +125,7 @@ async def after_turn(repl: Repl, typeahead: TypeAhead | None, interrupted: bool)
     later = typeahead.later if typeahead is not None else []
     queued = repl.agent.take_queued()
     if queued is not None and interrupted:
-        repl.next_input = queued
+        repl.prefill(queued)
         repl.console.print(
             "[yellow]Interrupted: the queued prompt was not sent; it is back in the input:[/] "
             f"{_escape(queued)}",
