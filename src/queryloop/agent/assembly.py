@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..agents.thread import OutputLimits, ThreadOptions, ToolSet, build_thread
 from ..agents.tool import AgentTool
-from ..agents.wiring import build_subagents
+from ..agents.wiring import build_subagents, build_tasks
 from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
@@ -53,6 +53,7 @@ from .options import AgentOptions
 from .runtime import HookedSummarizer, Notices, Runtime
 
 if TYPE_CHECKING:
+    from ..tasks import TaskManager
     from ..tools.mcp import McpManager
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -94,7 +95,9 @@ async def assemble(
     skills = load_skills(options.cwd, home, trusted=workspace.trusted)
     compact_config = build_compact_config(options, model)
     timing = build_timing(session, compact_config)
-    tool_context = build_tool_context(options, workspace, transcript, skills, timing)
+    session_dir = build_session_dir(transcript)
+    tasks = build_tasks(session_dir)
+    tool_context = build_tool_context(options, workspace, session_dir, skills, timing, tasks)
     tools = build_tools(options, mcp, workspace, skills, compact_config.context_window)
     permission = build_permission(options, workspace)
     hooks = build_hooks(options, workspace, session.session_id, transcript, permission, notices)
@@ -115,7 +118,7 @@ async def assemble(
     for notice in [*workspace.notices, *_mcp_notices(mcp), *map(str, skills.problems)]:
         notices.add(notice)
     subagents = build_subagents(
-        main, session, provider=model.provider, cwd=options.cwd, home=home,
+        main, session, provider=model.provider, tasks=tasks, cwd=options.cwd, home=home,
         trusted=workspace.trusted, agents=options.agents, max_depth=options.max_subagent_depth,
         thinking=options.thinking, notify=notices.add,
     )  # fmt: skip
@@ -205,6 +208,12 @@ def build_transcript(
     return Transcript(session_path(session_id, options.cwd, home), session_id, fsync=False)
 
 
+def build_session_dir(transcript: Transcript | None) -> Path | None:
+    """The session's folder beside its transcript (spilled tool results, task output,
+    subagent transcripts, checkpoints); None when not persisted."""
+    return transcript.path.parent / transcript.session_id if transcript else None
+
+
 def build_timing(session: Session, config: CompactConfig) -> TimingRecorder:
     """Timing records for the session report, written to the session's transcript."""
 
@@ -225,14 +234,16 @@ def build_timing(session: Session, config: CompactConfig) -> TimingRecorder:
 def build_tool_context(
     options: AgentOptions,
     workspace: Workspace,
-    transcript: Transcript | None,
+    session_dir: Path | None,
     skills: SkillSet,
     observer: TimingRecorder,
+    tasks: TaskManager,
 ) -> ToolContext:
     """The tools' shared state: the folders they may read (the session folder holds spilled
-    tool results the model is told to Read back; skills' folders), the env, the observer."""
-    session_dir = transcript.path.parent / transcript.session_id if transcript else None
+    tool results the model is told to Read back; skills' folders), the env, the observer,
+    the session's background tasks."""
     return ToolContext(
+        tasks=tasks,
         cwd=options.cwd,
         additional_dirs=[
             *workspace.settings.additional_directories,

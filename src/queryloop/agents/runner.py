@@ -137,11 +137,20 @@ def child_permission(parent: Any, definition: AgentDefinition) -> Any:
     return PermissionChecker(context, ask=parent.ask_handler, can_use_tool=parent.can_use_tool)
 
 
-def child_context(parent: ToolContext, abort: AbortSignal) -> ToolContext:
-    """The subagent's own tool state: same folders and env, its own cwd, reads and todos."""
+def child_context(
+    parent: ToolContext,
+    abort: AbortSignal,
+    *,
+    subagents: SubagentHost | None = None,
+    agent_id: str | None = None,
+) -> ToolContext:
+    """The subagent's own tool state: same folders and env, its own cwd, reads and todos;
+    its own `subagents` host and `agent_id` (None: the runner's caller gives none)."""
     return ToolContext(
         cwd=parent.cwd,
         abort=abort,
+        subagents=subagents,
+        agent_id=agent_id,
         additional_dirs=list(parent.additional_dirs),
         read_files=dict(parent.read_files),
         session_dir=parent.session_dir,
@@ -235,11 +244,10 @@ class SubagentRun:
 
     def _params(self) -> QueryParams:
         host, definition = self.host, self.definition
-        ctx = child_context(self.parent_ctx, self.abort)
         tools = child_tools(host, definition)
         permission = child_permission(host.permission, definition)
-        ctx.subagents = host.child(agent_id=self.agent_id, tools=tools, permission=permission)
-        ctx.agent_id = self.agent_id
+        own = host.child(agent_id=self.agent_id, tools=tools, permission=permission)
+        ctx = child_context(self.parent_ctx, self.abort, subagents=own, agent_id=self.agent_id)
         self.thread = build_thread(
             child_options(host, definition, self.model, tools),
             provider=host.provider,

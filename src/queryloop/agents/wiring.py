@@ -59,6 +59,7 @@ def build_subagents(
     session: Session,
     *,
     provider: ModelProvider,
+    tasks: TaskManager,
     cwd: Path,
     home: Path,
     trusted: bool,
@@ -68,11 +69,10 @@ def build_subagents(
     notify: Callable[[str], None],
 ) -> SubagentParts:
     """The session's subagents and background tasks (see the module docstring), inheriting
-    from the `main` thread; `provider` is the session's, unmetered."""
+    from the `main` thread; `provider` is the session's, unmetered; `tasks` the manager the
+    main thread's tool context was built with."""
     ctx = main.tool_context
-    tasks = TaskManager(ctx.session_dir / "tasks" if ctx.session_dir else None)
     catalog = AgentCatalog(cwd, user_home=home, trusted=trusted, extra=agents, on_notice=notify)
-    ctx.tasks = tasks
     # Every subagent request is metered into the session once, as a side request (it adds to
     # the cost and the billed requests, not to the parent's turns).
     side = session.metered(provider, RequestKind.SIDE, purpose=SUBAGENT_PURPOSE)
@@ -94,6 +94,11 @@ def build_subagents(
     )
     ctx.subagents = host
     return SubagentParts(catalog=catalog, tasks=tasks, host=host, notify=notify)
+
+
+def build_tasks(session_dir: Path | None) -> TaskManager:
+    """The session's background tasks (their output in `<session>/tasks/`)."""
+    return TaskManager(session_dir / "tasks" if session_dir else None)
 
 
 def serialize_asks(ask: AskHandler | None) -> AskHandler | None:
