@@ -38,6 +38,9 @@ async def test_the_runtime_is_frozen_and_wired_at_construction(tmp_path: Path) -
         assert params.attachments == runtime.attachments.turn
         assert params.task_events == runtime.tasks.drain_events
         assert params.tool_context.observer is runtime.timing
+        assert params.tool_context.subagents is runtime.subagents.host
+        assert params.tool_context.tasks is runtime.tasks
+        assert runtime.subagents.host.schemas is runtime.builder.schemas  # the same bytes
         assert runtime.prompt_queue is agent.prompt_queue
         assert runtime.hooks.on_warning == runtime.notices.hook_warning
         runtime.hooks.on_warning("a warning")

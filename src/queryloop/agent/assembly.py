@@ -53,6 +53,7 @@ from .options import AgentOptions
 from .runtime import HookedSummarizer, Notices, Runtime
 
 if TYPE_CHECKING:
+    from ..agents.host import SubagentHost
     from ..tasks import TaskManager
     from ..tools.mcp import McpManager
 
@@ -93,19 +94,30 @@ async def assemble(
     mcp = await _start_mcp(workspace)
     exit_stack = build_exit_stack(mcp, model)
     skills = load_skills(options.cwd, home, trusted=workspace.trusted)
+    for notice in [*workspace.notices, *_mcp_notices(mcp), *map(str, skills.problems)]:
+        notices.add(notice)
     compact_config = build_compact_config(options, model)
     timing = build_timing(session, compact_config)
     session_dir = build_session_dir(transcript)
     tasks = build_tasks(session_dir)
-    tool_context = build_tool_context(options, workspace, session_dir, skills, timing, tasks)
     tools = build_tools(options, mcp, workspace, skills, compact_config.context_window)
     permission = build_permission(options, workspace)
     hooks = build_hooks(options, workspace, session.session_id, transcript, permission, notices)
-    checkpoints = build_checkpoints(tool_context)
     session_context = SessionContext(options.cwd, user_home=home)
     limits = build_output_limits(options, model.info)
+    thread_options = build_thread_options(options, model.name, tools, session_context, limits)
+    subagents = build_subagents(
+        thread_options, session, provider=model.provider, permission=permission, hooks=hooks,
+        tasks=tasks, session_dir=session_dir, cwd=options.cwd, home=home,
+        trusted=workspace.trusted, agents=options.agents, max_depth=options.max_subagent_depth,
+        notify=notices.add,
+    )  # fmt: skip
+    tool_context = build_tool_context(
+        options, workspace, session_dir, skills, timing, tasks, subagents.host
+    )
+    checkpoints = build_checkpoints(tool_context)
     main = build_thread(
-        build_thread_options(options, model.name, tools, session_context, limits),
+        thread_options,
         provider=session.metered(model.provider, RequestKind.MAIN),
         permission=permission,
         hooks=hooks,
@@ -115,13 +127,6 @@ async def assemble(
     compactor, summarizer = build_compactor(
         compact_config, tools, model, session, builder, tool_context, hooks
     )
-    for notice in [*workspace.notices, *_mcp_notices(mcp), *map(str, skills.problems)]:
-        notices.add(notice)
-    subagents = build_subagents(
-        main, session, provider=model.provider, tasks=tasks, cwd=options.cwd, home=home,
-        trusted=workspace.trusted, agents=options.agents, max_depth=options.max_subagent_depth,
-        thinking=options.thinking, notify=notices.add,
-    )  # fmt: skip
     exit_stack.push_async_callback(subagents.aclose)
     attachments = SessionAttachments(
         builder, compactor, tool_context, tools, skills, subagents,
@@ -238,12 +243,14 @@ def build_tool_context(
     skills: SkillSet,
     observer: TimingRecorder,
     tasks: TaskManager,
+    subagents: SubagentHost,
 ) -> ToolContext:
-    """The tools' shared state: the folders they may read (the session folder holds spilled
-    tool results the model is told to Read back; skills' folders), the env, the observer,
-    the session's background tasks."""
+    """The main thread's tool state: the folders it may read (the session folder holds
+    spilled tool results the model is told to Read back; skills' folders), the env, the
+    timing observer, the session's background tasks and the host its subagents start from."""
     return ToolContext(
         tasks=tasks,
+        subagents=subagents,
         cwd=options.cwd,
         additional_dirs=[
             *workspace.settings.additional_directories,

@@ -12,11 +12,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..context.request import RequestBuilder, ToolSchemaCache
+from ..context.request import ToolSchemaCache
 from ..providers.base import ModelProvider
 from ..tools.base import PermissionChecker, Tool
 from .definitions import AgentCatalog, LoadedAgents
-from .thread import OutputLimits
+from .thread import OutputLimits, ThreadOptions
 
 if TYPE_CHECKING:
     from ..hooks import HookRunner
@@ -34,11 +34,10 @@ class SubagentHost:
 
     provider: ModelProvider
     catalog: AgentCatalog
-    builder: RequestBuilder
-    """The main thread's request builder: the model subagents inherit (`model`), the memory
-    they follow (`user_context`), the schemas they reuse (`schemas`)."""
-    limits: OutputLimits
-    """The main thread's output limits: subagents get the same."""
+    main: ThreadOptions
+    """The main thread's options: the model subagents inherit (`model`), the memory they
+    follow (`user_context`), the schemas they reuse (`schemas`), the output limits and the
+    thinking config they get too."""
     tools: tuple[Tool, ...]
     """The starting thread's tools: a subagent's tools are a subset of these."""
     permission: PermissionChecker | None = None
@@ -51,7 +50,6 @@ class SubagentHost:
     tasks: TaskManager | None = None
     depth: int = 0
     max_depth: int = DEFAULT_MAX_DEPTH
-    thinking: Mapping[str, Any] | None = None
     agent_id: str | None = None
     """The agent id of the thread this host belongs to (None: the main thread)."""
     deferred_names: frozenset[str] = frozenset()
@@ -59,19 +57,29 @@ class SubagentHost:
 
     @property
     def model(self) -> str:
-        """The session's model (`inherit`), kept by the main thread's request builder."""
-        return self.builder.model
+        """The session's model (`inherit`): the main thread's."""
+        return self.main.model
 
     @property
     def user_context(self) -> Mapping[str, str]:
         """Memory files and the like (QUERYLOOP.md, AGENTS.md): subagents follow them too."""
-        return self.builder.user_context
+        return self.main.user_context
 
     @property
     def schemas(self) -> ToolSchemaCache:
         """The session's serialized tool schemas: subagents reuse the same bytes instead of
         rendering every schema again (that took ~0.1 s per subagent)."""
-        return self.builder.schemas
+        return self.main.schemas
+
+    @property
+    def limits(self) -> OutputLimits:
+        """The main thread's output limits: subagents get the same."""
+        return self.main.limits
+
+    @property
+    def thinking(self) -> Mapping[str, Any] | None:
+        """The main thread's thinking config: subagents think alike."""
+        return self.main.thinking
 
     @property
     def agents(self) -> LoadedAgents:

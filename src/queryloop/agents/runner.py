@@ -178,7 +178,7 @@ def child_options(
         user_context=host.user_context,
         limits=host.limits,
         thinking=host.thinking,
-        schemas=host.schemas,
+        parent_schemas=host.schemas,
     )
 
 

@@ -1,19 +1,20 @@
 """Subagents and background tasks of a session: `build_subagents` (called once by `assemble`)
 returns them as `SubagentParts`.
 
-It loads the agent definitions (project files only in a trusted folder), creates the
-session's `TaskManager`, puts a `SubagentHost` and the manager in the tool context and meters
-subagent requests into the session; `assemble` makes the loop yield the task events and
-`SubagentParts.aclose` stops the tasks still running when the session closes (saying which).
+It loads the agent definitions (project files only in a trusted folder), makes the
+`SubagentHost` subagents inherit from and meters their requests into the session; `assemble`
+builds the main thread's tool context with the host and the session's `TaskManager`
+(`build_tasks`), makes the loop yield the task events, and `SubagentParts.aclose` stops the
+tasks still running when the session closes (saying which).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..context.system_prompt import build_dynamic_suffix
 from ..messages.blocks import ToolResultBlock
@@ -26,10 +27,12 @@ from .host import DEFAULT_MAX_DEPTH, SubagentHost
 from .sidechain import SUBAGENTS_DIR, find_sidechains
 
 if TYPE_CHECKING:
+    from ..hooks import HookRunner
     from ..permissions.checker import AskHandler, PermissionRequest, PermissionResult
     from ..providers.base import ModelProvider
     from ..session import Session
-    from .thread import Thread
+    from ..tools.base import PermissionChecker
+    from .thread import ThreadOptions
 
 SUBAGENT_PURPOSE = "subagent"
 
@@ -55,23 +58,24 @@ class SubagentParts:
 
 
 def build_subagents(
-    main: Thread,
+    main: ThreadOptions,
     session: Session,
     *,
     provider: ModelProvider,
+    permission: PermissionChecker | None,
+    hooks: HookRunner,
     tasks: TaskManager,
+    session_dir: Path | None,
     cwd: Path,
     home: Path,
     trusted: bool,
     agents: Sequence[AgentDefinition] = (),
     max_depth: int = DEFAULT_MAX_DEPTH,
-    thinking: Mapping[str, Any] | None = None,
     notify: Callable[[str], None],
 ) -> SubagentParts:
     """The session's subagents and background tasks (see the module docstring), inheriting
-    from the `main` thread; `provider` is the session's, unmetered; `tasks` the manager the
-    main thread's tool context was built with."""
-    ctx = main.tool_context
+    from the `main` thread's options, checker and hooks; `provider` is the session's,
+    unmetered; the main thread's tool context is then built with `host` and `tasks`."""
     catalog = AgentCatalog(cwd, user_home=home, trusted=trusted, extra=agents, on_notice=notify)
     # Every subagent request is metered into the session once, as a side request (it adds to
     # the cost and the billed requests, not to the parent's turns).
@@ -79,20 +83,17 @@ def build_subagents(
     host = SubagentHost(
         provider=side,
         catalog=catalog,
-        builder=main.builder,
-        limits=main.limits,
+        main=main,
         tools=main.tools.all,
-        permission=main.permission,
-        hooks=main.hooks,
-        dynamic_suffix=build_dynamic_suffix(cwd=cwd, model=main.builder.model),
+        permission=permission,
+        hooks=hooks,
+        dynamic_suffix=build_dynamic_suffix(cwd=cwd, model=main.model),
         session_id=session.session_id,
-        sidechain_dir=_sidechain_dir(ctx.session_dir),
+        sidechain_dir=_sidechain_dir(session_dir),
         tasks=tasks,
         max_depth=max_depth,
-        thinking=thinking,
         deferred_names=frozenset(t.name for t in main.tools.deferred),
     )
-    ctx.subagents = host
     return SubagentParts(catalog=catalog, tasks=tasks, host=host, notify=notify)
 
 

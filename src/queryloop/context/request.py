@@ -76,6 +76,8 @@ class RequestBuilder:
     `cache_ttl` is "5m" (default), "1h", or None to send no cache_control at all.
     `thinking` is the API's thinking config (for example `{"type": "enabled",
     "budget_tokens": 4000}`); thinking blocks are kept in the history only when it is on.
+    `schemas` is the cache the session's tool definitions are serialized into (default: a
+    new one; give one to share its bytes with others, as subagents do).
     With `deferred_tools` and `tool_context`, the deferred tools ToolSearch has loaded (see
     `queryloop.tools.deferred`) are appended to every request's tools, in load order.
     """
@@ -93,6 +95,7 @@ class RequestBuilder:
         metadata: Mapping[str, Any] | None = None,
         deferred_tools: DeferredSource = (),
         tool_context: ToolContext | None = None,
+        schemas: ToolSchemaCache | None = None,
     ) -> None:
         if cache_ttl is not None and cache_ttl not in CACHE_TTLS:
             raise ConfigError(f"cache_ttl must be one of {CACHE_TTLS} or None, got {cache_ttl!r}")
@@ -101,7 +104,7 @@ class RequestBuilder:
         self.thinking = dict(thinking) if thinking is not None else None
         self.temperature = temperature
         self.metadata = dict(metadata) if metadata else None
-        self.schemas = ToolSchemaCache()
+        self.schemas = schemas if schemas is not None else ToolSchemaCache()
         self._system: list[ApiSystemBlock] = [
             cast(ApiSystemBlock, {k: v for k, v in b.items() if k != "cache_control"})
             for b in system
@@ -248,6 +251,7 @@ def thread_request_builder(
     user_context: Mapping[str, str],
     thinking: Mapping[str, Any] | None,
     tool_context: ToolContext,
+    schemas: ToolSchemaCache | None = None,
 ) -> RequestBuilder:
     """The request builder of one thread, the main one or a subagent's: `instructions`
     (the static part of the system prompt; None: queryloop's own), the `environment` part,
@@ -263,4 +267,5 @@ def thread_request_builder(
         thinking=thinking,
         deferred_tools=lambda: deferred,
         tool_context=tool_context,
+        schemas=schemas,
     )
