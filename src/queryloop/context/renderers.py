@@ -13,6 +13,7 @@ from typing import Any
 
 from ..messages.attachments import RenderContext, RenderedAttachment, register_attachment_renderer
 from ..messages.types import AttachmentMessage
+from .deltas import LISTINGS
 from .kinds import AttachmentType
 
 TextRenderer = Callable[[Mapping[str, Any]], str]
@@ -93,75 +94,6 @@ def render_todo_reminder(data: Mapping[str, Any]) -> str:
     return text
 
 
-def render_deferred_tools_delta(data: Mapping[str, Any]) -> str:
-    """Deferred tools that became (un)available; their schemas load through ToolSearch."""
-    parts: list[str] = []
-    if data.get("added_names"):
-        lead = "are available" if data.get("is_initial") else "are now also available"
-        parts.append(
-            f"The following deferred tools {lead}. Only their names are known to you: before "
-            "calling one, load its definition with the ToolSearch tool (query "
-            '"select:<name>" for exact names, or keywords to search).\n'
-            + "\n".join(data["added_names"])
-        )
-    if data.get("removed_names"):
-        parts.append(
-            "The following deferred tools are no longer available; do not call them:\n"
-            + "\n".join(data["removed_names"])
-        )
-    return "\n\n".join(parts)
-
-
-def render_mcp_instructions_delta(data: Mapping[str, Any]) -> str:
-    """Instructions of MCP servers that connected; names of those that went away."""
-    parts: list[str] = []
-    if data.get("added_blocks"):
-        parts.append(
-            "# MCP Server Instructions\n\nThe following MCP servers have provided instructions "
-            "for how to use their tools and resources:\n\n" + "\n\n".join(data["added_blocks"])
-        )
-    if data.get("removed_names"):
-        parts.append(
-            "The following MCP servers have disconnected; their instructions no longer apply:\n"
-            + "\n".join(data["removed_names"])
-        )
-    return "\n\n".join(parts)
-
-
-def render_agent_listing_delta(data: Mapping[str, Any]) -> str:
-    """Sub-agent types that became (un)available."""
-    parts: list[str] = []
-    if data.get("added_lines"):
-        lead = "Available agent types" if data.get("is_initial") else "New agent types available"
-        parts.append(f"{lead} for sub-agent tasks:\n" + "\n".join(data["added_lines"]))
-    if data.get("removed_types"):
-        parts.append(
-            "The following agent types are no longer available:\n"
-            + "\n".join(data["removed_types"])
-        )
-    return "\n\n".join(parts)
-
-
-def render_skill_listing_delta(data: Mapping[str, Any]) -> str:
-    """Skills that became (un)available: names and descriptions only."""
-    parts: list[str] = []
-    if data.get("added_lines"):
-        lead = (
-            "The following skills are available"
-            if data.get("is_initial")
-            else ("New skills are available")
-        )
-        parts.append(
-            f"{lead} for use with the Skill tool (call it with the skill's name when a task "
-            "matches its description):\n" + "\n".join(data["added_lines"])
-        )
-    if data.get("removed_names"):
-        parts.append(
-            "The following skills are no longer available:\n" + "\n".join(data["removed_names"])
-        )
-    return "\n\n".join(parts)
-
-
 def render_context_usage(data: Mapping[str, Any]) -> str:
     """The conversation is close to the context window."""
     used = int(data.get("used_tokens", 0))
@@ -202,10 +134,7 @@ TEXT_RENDERERS: dict[str, TextRenderer] = {
     AttachmentType.EDITED_FILE: render_edited_file,
     AttachmentType.NESTED_MEMORY: render_nested_memory,
     AttachmentType.TODO_REMINDER: render_todo_reminder,
-    AttachmentType.DEFERRED_TOOLS_DELTA: render_deferred_tools_delta,
-    AttachmentType.MCP_INSTRUCTIONS_DELTA: render_mcp_instructions_delta,
-    AttachmentType.AGENT_LISTING_DELTA: render_agent_listing_delta,
-    AttachmentType.SKILL_LISTING_DELTA: render_skill_listing_delta,
+    **{listing.kind: listing.render for listing in LISTINGS},
     AttachmentType.CONTEXT_USAGE: render_context_usage,
     AttachmentType.DIAGNOSTICS: render_diagnostics,
     AttachmentType.MCP_RESOURCE: render_mcp_resource,
