@@ -36,7 +36,7 @@ from .microcompact import (
     microcompact,
 )
 from .reactive import compact_with_retries, reactive_compact
-from .restore import RestoreContext
+from .restore import BELOW_THRESHOLD, RestoreContext, capped_restore
 from .snip import snip_history
 from .thresholds import CompactThresholds
 from .tokens import last_usage_index, token_count_with_estimation
@@ -297,15 +297,7 @@ class CompactionPipeline:
     def restore_context(self) -> RestoreContext:
         """The configured restoration budgets, capped relative to the threshold so that a
         compacted history always lands well below it, even for small windows."""
-        base = self.config.restore
-        threshold = self.thresholds.autocompact
-        return replace(
-            base,
-            file_budget_tokens=min(base.file_budget_tokens, threshold // 4),
-            per_file_max_tokens=min(base.per_file_max_tokens, threshold // 10),
-            keep_tail_tokens=min(base.keep_tail_tokens, threshold // 10),
-            user_messages_budget_tokens=min(base.user_messages_budget_tokens, threshold // 20),
-        )
+        return capped_restore(self.config.restore, self.thresholds.autocompact, BELOW_THRESHOLD)
 
     def _should_autocompact(
         self, count: int, tracking: AutoCompactTracking, query_source: str

@@ -18,7 +18,7 @@ from ..messages.constructors import meta_user_message
 from ..messages.types import Message
 from ..providers.errors import PromptTooLongError
 from .autocompact import CompactionResult, Summarize, Trigger, compact_conversation
-from .restore import RestoreContext
+from .restore import WITHIN_SERVER_WINDOW, RestoreContext, capped_restore
 from .rounds import head_end, round_starts
 from .tokens import estimate_tokens, token_count_with_estimation
 
@@ -29,17 +29,6 @@ SAFETY_MARGIN_TOKENS = 2_000
 FIT_SHARE = 0.7
 """A reactive compaction's result must stay under this share of the server's window."""
 DROPPED_MARKER = "[Earlier conversation dropped to fit the context window:"
-
-
-def restore_within(restore: RestoreContext, window: int) -> RestoreContext:
-    """`restore` with every budget capped to a share of a `window` of tokens."""
-    return replace(
-        restore,
-        keep_tail_tokens=min(restore.keep_tail_tokens, window // 5),
-        file_budget_tokens=min(restore.file_budget_tokens, window // 5),
-        per_file_max_tokens=min(restore.per_file_max_tokens, window // 10),
-        user_messages_budget_tokens=min(restore.user_messages_budget_tokens, window // 10),
-    )
 
 
 def truncate_head_for_ptl_retry(
@@ -137,7 +126,7 @@ async def reactive_compact(
     if window is not None:
         # The server's window is the one that counts (it may be smaller than the client
         # believed): what is restored after the summary must fit well inside it.
-        restore = restore_within(restore, window)
+        restore = capped_restore(restore, window, WITHIN_SERVER_WINDOW)
     try:
         result = await compact_with_retries(
             messages,

@@ -64,6 +64,41 @@ class RestoreContext:
         return min(self.keep_tail_tokens, int(history_tokens * self.max_tail_share))
 
 
+@dataclass(frozen=True, slots=True)
+class RestoreCaps:
+    """How much of a window of tokens each restore budget may take: a budget is capped to
+    `window // n` with the `n` given here (integer shares, so the cap is exact)."""
+
+    keep_tail: int
+    files: int
+    per_file: int
+    user_messages: int
+
+
+BELOW_THRESHOLD = RestoreCaps(keep_tail=10, files=4, per_file=10, user_messages=20)
+"""Shares of the autocompact threshold: a compacted history always lands well below it,
+even for small windows (every compaction the pipeline starts)."""
+
+WITHIN_SERVER_WINDOW = RestoreCaps(keep_tail=5, files=5, per_file=10, user_messages=10)
+"""Shares of the window the server reported with prompt-too-long (it may be smaller than
+the client believed), applied to budgets `BELOW_THRESHOLD` already capped; the reactive
+compaction then checks that its result fits that window and retries without tail and files
+when it does not."""
+
+
+def capped_restore(restore: RestoreContext, window: int, caps: RestoreCaps) -> RestoreContext:
+    """`restore` with each budget at most its share (`caps`) of `window` tokens."""
+    return replace(
+        restore,
+        keep_tail_tokens=min(restore.keep_tail_tokens, window // caps.keep_tail),
+        file_budget_tokens=min(restore.file_budget_tokens, window // caps.files),
+        per_file_max_tokens=min(restore.per_file_max_tokens, window // caps.per_file),
+        user_messages_budget_tokens=min(
+            restore.user_messages_budget_tokens, window // caps.user_messages
+        ),
+    )
+
+
 def user_texts(messages: Sequence[Message]) -> list[str]:
     """Everything the user typed, oldest first, including what earlier compactions carried
     over in their boundary's metadata."""
