@@ -25,8 +25,7 @@ from queryloop.messages import (
     tool_result_message,
     user_message,
 )
-from queryloop.providers.scripted import ScriptedProvider
-from queryloop.testing import text, tool_use, turn
+from queryloop.testing import ScriptedProvider, text, tool_use, turn
 
 EXCLUDED = ("/queryloop/testing/", "/queryloop/providers/")
 

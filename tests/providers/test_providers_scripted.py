@@ -11,11 +11,10 @@ from queryloop.providers import (
     MessageComplete,
     ModelRequest,
     OverloadedError,
-    ScriptedProvider,
     StreamAbortedError,
     complete,
 )
-from queryloop.testing import ScriptExhaustedError, text, tool_use, turn
+from queryloop.testing import ScriptedProvider, ScriptExhaustedError, text, tool_use, turn
 
 
 def _request(prompt: str = "hi", max_tokens: int = 1000) -> ModelRequest:

@@ -1,6 +1,7 @@
 """queryloop.providers: the model seam (`ModelProvider`), canonical stream events and the
-providers: Anthropic (official `anthropic` SDK), OpenAI-compatible (official `openai` SDK) and
-an in-process scripted provider for tests. See docs/providers.md.
+providers: Anthropic (official `anthropic` SDK) and OpenAI-compatible (official `openai` SDK).
+The in-process scripted provider for tests is `queryloop.testing.ScriptedProvider`. See
+docs/providers.md.
 
 The SDK-backed providers load on first use (`queryloop.providers.AnthropicProvider` still
 works): importing the loop or the Agent does not pay for SDKs a session never uses.
@@ -49,12 +50,10 @@ from .retry import RetryPolicy
 if TYPE_CHECKING:
     from .anthropic import AnthropicProvider
     from .openai_compat import OpenAICompatProvider
-    from .scripted import ScriptedProvider
 
 _LAZY = {
     "AnthropicProvider": ".anthropic",
     "OpenAICompatProvider": ".openai_compat",
-    "ScriptedProvider": ".scripted",
 }
 
 
@@ -93,7 +92,6 @@ __all__ = [
     "RateLimitError",
     "RequestTooLargeError",
     "RetryPolicy",
-    "ScriptedProvider",
     "ServerError",
     "StreamAbortedError",
     "StreamAssembler",

@@ -7,7 +7,7 @@
         provider = AnthropicProvider(api_key="test", base_url=server.base_url)
         ...
 
-See docs/testing.md.
+`ScriptedProvider` answers from the same turns in process, without HTTP. See docs/testing.md.
 """
 
 from .script import (
@@ -32,6 +32,7 @@ from .script import (
     tool_use,
     turn,
 )
+from .scripted import ScriptedProvider
 from .server import MessagesServer, RecordedRequest
 from .tokens import count_input_tokens, estimate_tokens
 
@@ -42,6 +43,7 @@ __all__ = [
     "RedactedThinkingPart",
     "ScriptExhaustedError",
     "ScriptedModel",
+    "ScriptedProvider",
     "TextPart",
     "ThinkingPart",
     "ToolUsePart",

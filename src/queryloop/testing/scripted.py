@@ -1,5 +1,8 @@
 """`ScriptedProvider`: an in-process `ModelProvider` for fast unit tests (no HTTP).
 
+It lives with the test server, not in `queryloop.providers`: it renders turns with the
+server's code, and production packages never import `queryloop.testing`.
+
     provider = ScriptedProvider([
         turn(tool_use("Read", {"file_path": "a.py"})),
         OverloadedError("Overloaded", status=529),   # an entry may be an error to raise
@@ -9,7 +12,7 @@
     provider.assert_complete()
     assert provider.requests[0].model == "claude-sonnet-5-5"
 
-Turns are rendered exactly as `queryloop.testing.MessagesServer` renders them (same SSE event
+Turns are rendered exactly as `MessagesServer` renders them (same SSE event
 sequence, same awkward tool-input chunks, same max_tokens truncation) and go through the same
 `StreamAssembler` as the Anthropic provider, so canonical events match the real provider's.
 Use the HTTP server when the provider itself, retries or the cache are under test.
@@ -22,12 +25,12 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, TypeAlias
 
 from ..abort import AbortSignal
-from ..testing import events as ev
-from ..testing.script import ScriptExhaustedError, Turn, new_id, turn
-from ..testing.tokens import count_input_tokens
-from .assembler import StreamAssembler
-from .base import ModelRequest, StreamEvent
-from .errors import StreamAbortedError
+from ..providers.assembler import StreamAssembler
+from ..providers.base import ModelRequest, StreamEvent
+from ..providers.errors import StreamAbortedError
+from . import events as ev
+from .script import ScriptExhaustedError, Turn, new_id, turn
+from .tokens import count_input_tokens
 
 Step: TypeAlias = "Turn | str | BaseException"
 StepSource: TypeAlias = "Iterable[Step] | Callable[[ModelRequest], Step]"
