@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from queryloop.config import get_user_context
 from queryloop.context import (
     AttachmentContext,
     RequestBuilder,
@@ -38,7 +39,6 @@ from queryloop.context import (
     build_system_prompt,
     get_attachment_messages,
     get_system_context,
-    get_user_context,
     loaded_deferred_tools,
 )
 from queryloop.messages import AssistantMessage, Message, ProgressMessage, Usage, user_message

@@ -18,7 +18,7 @@ from queryloop.hooks import CommandHook, HookMatcher, HookRunner, HooksConfig
 from queryloop.permissions import PermissionChecker, PermissionContext, RuleSet
 from queryloop.tools.base import BaseTool, ToolContext
 from queryloop.tools.mcp import McpManager
-from queryloop.tools.mcp_config import McpServerConfig
+from queryloop.tools.mcp_server import McpServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 

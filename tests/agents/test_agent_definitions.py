@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from queryloop.agents import AgentCatalog, AgentSource, load_agents, parse_agent_text
+from queryloop.config import trust_folder
 from queryloop.errors import ConfigError
-from queryloop.permissions.trust import trust_folder
 
 REVIEWER = """---
 name: code-reviewer

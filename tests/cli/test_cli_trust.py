@@ -13,7 +13,7 @@ from rich.console import Console
 
 from queryloop.cli.args import parse_args
 from queryloop.cli.repl import Repl
-from queryloop.permissions.trust import is_trusted
+from queryloop.config import is_trusted
 from queryloop.testing import MessagesServer, text, turn
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from queryloop.config import SessionContext
 from queryloop.context import (
     DEFAULT_STATIC_PREFIX,
     SYSTEM_PROMPT_DYNAMIC_BOUNDARY,
-    SessionContext,
     append_system_context,
     build_dynamic_suffix,
     build_system_prompt,

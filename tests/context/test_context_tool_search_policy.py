@@ -163,7 +163,7 @@ async def test_threshold_from_settings_and_from_the_agent(tmp_path: Path, home: 
 
 
 def test_a_bad_settings_value_is_reported_not_fatal(tmp_path: Path) -> None:
-    from queryloop.settings import load_settings
+    from queryloop.config import load_settings
 
     (tmp_path / "settings.json").write_text(json.dumps({"toolSearch": "sometimes"}))
     settings = load_settings(tmp_path / "project", user_home=tmp_path, trusted=True)

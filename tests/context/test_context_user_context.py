@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from queryloop.context import SessionContext, get_user_context, prepend_user_context
+from queryloop.config import SessionContext, get_user_context
+from queryloop.context import prepend_user_context
 from queryloop.messages import UserMessage, user_message
 
 EXPECTED = """<system-reminder>

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from queryloop.config import McpServerConfig, load_mcp_config
 from queryloop.messages.blocks import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from queryloop.permissions import PermissionChecker, PermissionContext, RuleSet
 from queryloop.tools.base import Tool, ToolContext, ToolResult
 from queryloop.tools.execution import run_tool_call
 from queryloop.tools.mcp import McpManager, McpUnavailable, describe_statuses, tool_name
-from queryloop.tools.mcp_config import McpServerConfig, load_mcp_config
 
 SERVERS = Path(__file__).parent / "servers"
 

@@ -20,7 +20,7 @@ from cli_helpers import project, run_cli, user_texts
 
 from queryloop.cli.args import parse_args
 from queryloop.cli.repl import Repl
-from queryloop.permissions.trust import SettingsError
+from queryloop.config import SettingsError
 from queryloop.testing import MessagesServer, text, tool_use, turn
 
 pytestmark = pytest.mark.slow

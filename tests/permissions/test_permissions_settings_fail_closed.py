@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from queryloop.config import SettingsError, Severity, load_settings, load_workspace
 from queryloop.errors import ConfigError
-from queryloop.permissions.trust import SettingsError, load_workspace
-from queryloop.settings import Severity, load_settings
 
 TRAILING_COMMA = '{"permissions": {"deny": ["Read(./.env)"],}}'
 

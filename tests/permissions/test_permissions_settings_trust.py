@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
+from queryloop.config import is_trusted, load_settings, load_workspace, trust_folder
 from queryloop.errors import ConfigError
 from queryloop.hooks import HookEvent, HookRunner
 from queryloop.permissions import PermissionContext, PermissionMode
 from queryloop.permissions.rules import MatchContext
-from queryloop.permissions.trust import is_trusted, load_workspace, trust_folder
-from queryloop.settings import load_settings
 from queryloop.tools.base import ToolContext
 from queryloop.tools.mcp import McpManager
 

@@ -18,15 +18,15 @@ from ..agents.wiring import build_subagents, build_tasks
 from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
+from ..config.memory import SessionContext
+from ..config.workspace import Workspace, load_workspace
 from ..context import RequestBuilder
 from ..context.queue import PromptQueue
-from ..context.system_context import SessionContext
 from ..context.system_prompt import build_dynamic_suffix
 from ..context.tool_search import parse_tool_search, plan_deferral
 from ..hooks import HookRunner, HooksConfig
 from ..loop.summaries import SUMMARY_PURPOSE, ModelSummarizer, default_summary_model
 from ..permissions import PermissionChecker, PermissionContext, parse_mode
-from ..permissions.trust import Workspace, load_workspace
 from ..providers.base import ModelProvider
 from ..providers.factory import choose_provider, provider_for
 from ..providers.models import ModelInfo, get_model_info

@@ -15,8 +15,9 @@ An agent file is Markdown with YAML front matter; the body is the subagent's sys
     You are a careful reviewer. ...
 
 Files are read from `$QUERYLOOP_HOME/agents/*.md` (user) and `.queryloop/agents/*.md`
-(project; only in a trusted folder, like the project's other settings). Later sources win by
-name: built-in < user < project < agents passed in Python (`Agent(..., agents=[...])`).
+(project; only in a trusted folder, like the project's other settings): `config.discovery`
+finds them, this module reads and parses them. Later sources win by name: built-in < user <
+project < agents passed in Python (`Agent(..., agents=[...])`).
 Front matter fields Claude Code has and queryloop does not use yet (skills, mcpServers, hooks,
 memory, effort, isolation, color, initialPrompt) are kept in `extra` and named in a notice.
 """
@@ -30,10 +31,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from ..config.discovery import FileScope, FoundFile, agent_files
 from ..errors import ConfigError
 
-AGENTS_DIR = "agents"
-PROJECT_AGENTS_DIR = Path(".queryloop") / AGENTS_DIR
 GENERAL_PURPOSE = "general-purpose"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
@@ -198,25 +198,21 @@ class LoadedAgents:
         return {d.name: " ".join(d.description.split()) for d in self.definitions}
 
 
-def read_agent_dir(folder: Path, source: AgentSource) -> tuple[list[AgentDefinition], list[str]]:
-    """Every `*.md` agent file in `folder` (sorted by name); broken files become notices."""
-    found: list[AgentDefinition] = []
-    problems: list[str] = []
-    if not folder.is_dir():
-        return found, problems
-    for path in sorted(folder.glob("*.md")):
-        try:
-            definition = parse_agent_text(
-                path.read_text(encoding="utf-8"), source=source, path=path
-            )
-        except (ConfigError, OSError, UnicodeDecodeError) as exc:
-            problems.append(f"agent file {path} skipped: {exc}")
-            continue
-        found.append(definition)
-        if definition.extra:
-            unused = ", ".join(sorted(definition.extra))
-            problems.append(f"agent file {path}: fields not supported yet and ignored: {unused}")
-    return found, problems
+_SOURCES = {FileScope.USER: AgentSource.USER, FileScope.PROJECT: AgentSource.PROJECT}
+
+
+def read_agent_file(found: FoundFile) -> tuple[AgentDefinition | None, list[str]]:
+    """One agent file; a broken file is None and a notice, unused fields a notice."""
+    path = found.path
+    try:
+        text = path.read_text(encoding="utf-8")
+        definition = parse_agent_text(text, source=_SOURCES[found.scope], path=path)
+    except (ConfigError, OSError, UnicodeDecodeError) as exc:
+        return None, [f"agent file {path} skipped: {exc}"]
+    if not definition.extra:
+        return definition, []
+    unused = ", ".join(sorted(definition.extra))
+    return definition, [f"agent file {path}: fields not supported yet and ignored: {unused}"]
 
 
 def load_agents(
@@ -229,23 +225,18 @@ def load_agents(
 ) -> LoadedAgents:
     """Built-in, user, project (when `trusted`) and `extra` definitions, later ones winning."""
     by_name: dict[str, AgentDefinition] = {}
-    notices: list[str] = []
     if include_builtin:
         by_name[GENERAL_PURPOSE] = GENERAL_PURPOSE_AGENT
-    user, problems = read_agent_dir(user_home / AGENTS_DIR, AgentSource.USER)
-    notices.extend(problems)
-    project_dir = cwd / PROJECT_AGENTS_DIR
-    project: list[AgentDefinition] = []
-    if trusted:
-        project, problems = read_agent_dir(project_dir, AgentSource.PROJECT)
+    found = agent_files(cwd, user_home=user_home, trusted=trusted)
+    read: list[AgentDefinition] = []
+    notices: list[str] = []
+    for file in found.files:
+        definition, problems = read_agent_file(file)
         notices.extend(problems)
-    elif project_dir.is_dir() and any(project_dir.glob("*.md")):
-        names = ", ".join(sorted(p.name for p in project_dir.glob("*.md")))
-        notices.append(
-            f"{cwd} is not a trusted folder, so its agent files were ignored ({project_dir}: "
-            f"{names}); run `queryloop trust` (or pass --trust) in this folder to use them"
-        )
-    for definition in [*user, *project, *extra]:
+        if definition is not None:
+            read.append(definition)
+    notices.extend(found.notices)
+    for definition in [*read, *extra]:
         by_name[definition.name] = definition
     return LoadedAgents(tuple(by_name.values()), tuple(notices))
 

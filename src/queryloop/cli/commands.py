@@ -42,7 +42,7 @@ def print_sessions(cwd: Path, out: TextIO) -> int:
 
 def trust_folder(path: Path, out: TextIO) -> int:
     """`queryloop trust [PATH]`: record a folder as trusted."""
-    from ..permissions.trust import trust_folder as record
+    from ..config.trust import trust_folder as record
 
     folder = path.expanduser().resolve()
     if not folder.is_dir():

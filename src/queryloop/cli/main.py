@@ -76,7 +76,7 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
         return trust_folder(target, stdout)
     if options.trust:
         # --trust records the trust, as `queryloop trust` does, then runs trusted.
-        from ..permissions.trust import trust_folder as record_trust
+        from ..config.trust import trust_folder as record_trust
 
         record_trust(options.cwd)
     from .preload import start_preload, startup_notices

@@ -37,7 +37,7 @@ async def memory_shortcut(repl: Repl, text: str) -> bool:
 
 async def memory_command(repl: Repl, arg: str) -> bool:
     """/memory [project|user TEXT]."""
-    from ..context.user_context import discover_memory_files
+    from ..config.memory import discover_memory_files
 
     head, _, rest = arg.partition(" ")
     if head in ("project", "user") and rest.strip():

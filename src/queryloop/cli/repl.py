@@ -85,7 +85,7 @@ class Repl:
 
     async def ask_trust(self) -> None:
         """Ask once whether to trust a folder whose project files could run code."""
-        from ..permissions.trust import is_trusted, trust_folder
+        from ..config.trust import is_trusted, trust_folder
 
         cwd = self.options.cwd
         if self.options.trust is not None or is_trusted(cwd) or not _project_config(cwd):
@@ -179,7 +179,7 @@ class Repl:
         return answer is True
 
     def _remember(self, rule: str) -> None:
-        from ..permissions.trust import is_trusted
+        from ..config.trust import is_trusted
         from .always import save_local_rule
 
         try:

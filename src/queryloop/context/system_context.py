@@ -1,6 +1,7 @@
 """Channel one: context appended to the end of the system prompt (a git status snapshot).
 
-The snapshot is taken once per session (`SessionContext` memoizes it) and never refreshed:
+The snapshot is taken once per session (`config.memory.SessionContext` memoizes it) and never
+refreshed:
 it is labelled a snapshot, and a stable system prompt keeps the session's cache prefix intact.
 """
 
@@ -9,11 +10,9 @@ from __future__ import annotations
 import logging
 import subprocess
 from collections.abc import Mapping, Sequence
-from datetime import date
 from pathlib import Path
 
 from ..messages.api_types import ApiSystemBlock
-from .user_context import get_user_context
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +39,7 @@ def get_system_context(cwd: Path, *, timeout: float = GIT_TIMEOUT_SECONDS) -> di
     """`{"gitStatus": ...}` for a git work tree at `cwd`, `{}` elsewhere or when git fails.
 
     Runs real `git` subprocesses, each bounded by `timeout` seconds. Not memoized: use
-    `SessionContext.system_context()` for the once-per-session snapshot.
+    `config.SessionContext.system_context()` for the once-per-session snapshot.
     """
     if _git(cwd, timeout, "rev-parse", "--is-inside-work-tree") != "true":
         return {}
@@ -98,38 +97,3 @@ def _git(cwd: Path, timeout: float, *args: str) -> str:
         logger.warning("git %s in %s failed: %s", " ".join(args), cwd, exc)
         return ""
     return done.stdout.rstrip() if done.returncode == 0 else ""
-
-
-class SessionContext:
-    """Channel one and two context for one session, computed on first use and then kept.
-
-    Memoized per instance, not globally: two sessions (or two tests) never share a snapshot,
-    and one session never re-runs git or re-reads memory, so its prefix stays byte-identical.
-    """
-
-    def __init__(
-        self,
-        cwd: Path,
-        *,
-        user_home: Path,
-        today: date | None = None,
-        git_timeout: float = GIT_TIMEOUT_SECONDS,
-    ) -> None:
-        self.cwd = cwd
-        self.user_home = user_home
-        self._today = today
-        self._git_timeout = git_timeout
-        self._system: dict[str, str] | None = None
-        self._user: dict[str, str] | None = None
-
-    def system_context(self) -> dict[str, str]:
-        """The git snapshot (`get_system_context`), taken once."""
-        if self._system is None:
-            self._system = get_system_context(self.cwd, timeout=self._git_timeout)
-        return dict(self._system)
-
-    def user_context(self) -> dict[str, str]:
-        """Project memory and today's date (`get_user_context`), read once."""
-        if self._user is None:
-            self._user = get_user_context(self.cwd, user_home=self.user_home, today=self._today)
-        return dict(self._user)

@@ -2,6 +2,8 @@
 
 It carries what is fixed for the session but specific to it -- project memory (QUERYLOOP.md
 and AGENTS.md) and today's date -- so the system prompt stays identical across sessions.
+Which memory files exist is the configuration layer's business (`config.memory` finds and
+reads them); this module renders what it is given.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from pathlib import Path
 
 from ..messages.constructors import meta_user_message
 from ..messages.types import Message
-from .system_prompt import find_git_root
 
 logger = logging.getLogger(__name__)
 
@@ -38,43 +39,16 @@ class MemoryFile:
     content: str
 
 
-def get_user_context(cwd: Path, *, user_home: Path, today: date | None = None) -> dict[str, str]:
-    """`{"queryloopMd": ..., "currentDate": ...}`; the memory key is absent without files.
-
-    Memory: `user_home/QUERYLOOP.md`, then QUERYLOOP.md and AGENTS.md in every folder from the
-    repository root (git root, or the filesystem root outside a repository) down to `cwd`.
-    Nearer files come later so they read as the more specific instructions.
-    """
+def build_user_context(
+    memory: Sequence[MemoryFile], *, today: date | None = None
+) -> dict[str, str]:
+    """`{"queryloopMd": ..., "currentDate": ...}`; the memory key is absent without files."""
     context: dict[str, str] = {}
-    memory = render_memory(discover_memory_files(cwd, user_home=user_home))
-    if memory:
-        context["queryloopMd"] = memory
+    rendered = render_memory(memory)
+    if rendered:
+        context["queryloopMd"] = rendered
     context["currentDate"] = f"Today's date is {(today or date.today()).isoformat()}."
     return context
-
-
-def discover_memory_files(cwd: Path, *, user_home: Path) -> list[MemoryFile]:
-    """The memory files `get_user_context` reads, in the order it renders them."""
-    found: list[MemoryFile] = []
-    seen: set[Path] = set()
-    user_file = user_home / "QUERYLOOP.md"
-    _add(found, seen, user_file, "user")
-    for folder in reversed(memory_folders(cwd)):
-        for name in MEMORY_FILE_NAMES:
-            _add(found, seen, folder / name, "project")
-    return found
-
-
-def memory_folders(cwd: Path) -> list[Path]:
-    """`cwd` and its parents up to the repository root (or filesystem root), nearest first."""
-    cwd = cwd.resolve()
-    root = find_git_root(cwd)
-    folders: list[Path] = []
-    for folder in (cwd, *cwd.parents):
-        folders.append(folder)
-        if folder == root:
-            break
-    return folders
 
 
 def read_memory_file(path: Path) -> str | None:
@@ -129,16 +103,3 @@ def render_user_context(context: Mapping[str, str]) -> str:
         "task.\n"
         "</system-reminder>\n"
     )
-
-
-def _add(found: list[MemoryFile], seen: set[Path], path: Path, level: str) -> None:
-    try:
-        resolved = path.resolve()
-        if resolved in seen or not resolved.is_file():
-            return
-    except OSError:
-        return
-    seen.add(resolved)
-    content = read_memory_file(resolved)
-    if content is not None and content.strip():
-        found.append(MemoryFile(path=resolved, level=level, content=content))

@@ -1,4 +1,4 @@
-"""queryloop.permissions: modes, allow/ask/deny rules, the permission checker, workspace trust.
+"""queryloop.permissions: modes, allow/ask/deny rules and the permission checker.
 
 See docs/settings.md for the rule syntax and the order in which a call is decided.
 """

@@ -37,7 +37,7 @@ import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from pydantic import BaseModel
 
@@ -51,9 +51,6 @@ from ..tools.base import (
 from . import bash, guard, paths
 from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode, parse_mode
 from .rules import MatchContext, PermissionRule, RuleSet
-
-if TYPE_CHECKING:
-    from ..settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +104,20 @@ CanUseTool: TypeAlias = Callable[
 """SDK callback `can_use_tool(tool_name, input, request)`; sync or async."""
 
 
+class PermissionSettings(Protocol):
+    """What `PermissionContext.from_settings` reads: `queryloop.config.Settings` has both.
+
+    A protocol, not that class: permissions sits below the configuration layer and never
+    imports it (docs/architecture.md).
+    """
+
+    @property
+    def rules(self) -> RuleSet: ...
+
+    @property
+    def default_mode(self) -> PermissionMode | None: ...
+
+
 @dataclass
 class PermissionContext:
     """The mutable permission state of a session (the REPL can switch modes mid-session)."""
@@ -124,7 +135,7 @@ class PermissionContext:
     @classmethod
     def from_settings(
         cls,
-        settings: Settings,
+        settings: PermissionSettings,
         *,
         mode: PermissionMode | str | None = None,
         home: Path | None = None,

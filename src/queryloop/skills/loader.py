@@ -18,20 +18,20 @@ at most 64 characters; `description`: at most 1024 characters), as Claude Code r
 to the first paragraph of the body; personal skills win over project skills of the same
 name). Folders: `$QUERYLOOP_HOME/skills/` (the user's) and `<cwd>/.queryloop/skills/` (the
 project's, only in a trusted workspace: a cloned repository's skills are instructions from a
-stranger).
+stranger). `config.discovery` finds the files; this module reads and parses them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-SKILL_FILE = "SKILL.md"
-PROJECT_SKILLS = Path(".queryloop") / "skills"
+from ..config.discovery import SKILL_FILE, FileScope, skill_files
+
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_SKILL_BYTES = 256 * 1024
@@ -99,23 +99,17 @@ class SkillSet:
         return {name: skill.description for name, skill in sorted(self.skills.items())}
 
 
-def skill_folders(cwd: Path, home: Path, *, trusted: bool) -> list[tuple[Path, SkillSource]]:
-    """The folders to scan, highest precedence first."""
-    folders = [(home / "skills", SkillSource.USER)]
-    if trusted:
-        folders.append((cwd / PROJECT_SKILLS, SkillSource.PROJECT))
-    return folders
+_SOURCES = {FileScope.USER: SkillSource.USER, FileScope.PROJECT: SkillSource.PROJECT}
 
 
 def load_skills(cwd: Path, home: Path, *, trusted: bool) -> SkillSet:
     """Every usable skill in the user's and (if trusted) the project's skills folder."""
     found: dict[str, Skill] = {}
     problems: list[SkillProblem] = []
-    for folder, source in skill_folders(cwd, home, trusted=trusted):
-        for skill_file in _skill_files(folder):
-            skill = _load_one(skill_file, source, problems)
-            if skill is not None and skill.name not in found:
-                found[skill.name] = skill
+    for file in skill_files(cwd, home, trusted=trusted):
+        skill = _load_one(file.path, _SOURCES[file.scope], problems)
+        if skill is not None and skill.name not in found:
+            found[skill.name] = skill
     return SkillSet(found, tuple(problems))
 
 
@@ -158,12 +152,6 @@ def _load_one(path: Path, source: SkillSource, problems: list[SkillProblem]) -> 
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         problems.append(SkillProblem(path, str(exc)))
         return None
-
-
-def _skill_files(folder: Path) -> Iterable[Path]:
-    if not folder.is_dir():
-        return []
-    return sorted(p / SKILL_FILE for p in folder.iterdir() if (p / SKILL_FILE).is_file())
 
 
 def _read(path: Path) -> str:

@@ -32,8 +32,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from .base import ToolResult
-from .mcp_config import McpServerConfig
 from .mcp_convert import Block, convert_call_result, convert_resource_contents
+from .mcp_server import McpServerConfig
 from .mcp_tool import McpTool
 
 log = logging.getLogger(__name__)

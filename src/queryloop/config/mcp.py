@@ -7,7 +7,8 @@
 
 `${VAR}` and `${VAR:-default}` in command, args, env, url and headers are expanded from the
 environment. A broken file or entry becomes a problem message (path, line, column, fix); the
-other servers still load.
+other servers still load. The result is `McpServerConfig`s: the type belongs to the client
+(`tools.mcp.McpManager` takes them), the reading of files to this layer.
 """
 
 from __future__ import annotations
@@ -16,28 +17,12 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+
+from ..tools.mcp_server import McpServerConfig
 
 MCP_JSON = ".mcp.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-@dataclass(frozen=True, slots=True)
-class McpServerConfig:
-    """How to reach one MCP server."""
-
-    name: str
-    transport: Literal["stdio", "http"] = "stdio"
-    command: str = ""
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: Path | None = None
-    url: str = ""
-    headers: Mapping[str, str] = field(default_factory=dict)
-    source: str = ""
-    """The file it came from (or `sdk`)."""
 
 
 def expand_vars(value: str, environ: Mapping[str, str] | None = None) -> str:

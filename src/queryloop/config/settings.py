@@ -12,9 +12,9 @@ Rule lists and hooks concatenate; `env` merges key by key; `model` and `permissi
 take the last file that sets them. Every problem becomes a `SettingsProblem` naming the file,
 line and column and the fix. Settings fail closed: a file that cannot be read or parsed, a value
 of the wrong type and a rule that does not parse are *errors* (`Settings.errors`), and
-`permissions.trust.load_workspace` refuses to run with any of them — nothing ever runs with
+`config.workspace.load_workspace` refuses to run with any of them — nothing ever runs with
 fewer deny rules than the user wrote. An unknown key is a *warning*. An untrusted project (see
-`permissions.trust`) contributes only its deny rules and `model`; what it would have added is
+`config.trust`) contributes only its deny rules and `model`; what it would have added is
 listed in `Settings.ignored`.
 """
 
@@ -28,12 +28,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
-from .hooks.config import HooksConfig, parse_hooks
-from .permissions.modes import PermissionMode, parse_mode
-from .permissions.rules import PermissionRule, RuleBehavior, RuleSet
-
-PROJECT_DIR = ".queryloop"
+from ..errors import ConfigError
+from ..hooks.config import HooksConfig, parse_hooks
+from ..permissions.modes import PermissionMode, parse_mode
+from ..permissions.rules import PermissionRule, RuleBehavior, RuleSet
+from .discovery import PROJECT_DIR
 
 
 class SettingsScope(StrEnum):
@@ -250,7 +249,7 @@ class _Merger:
     def _add_tool_search(self, file: SettingsFile, value: object) -> None:
         if value is None:
             return
-        from .context.tool_search import parse_tool_search
+        from ..context.tool_search import parse_tool_search
 
         try:
             if not isinstance(value, str | int):

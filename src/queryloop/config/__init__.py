@@ -1,0 +1,109 @@
+"""queryloop.config: what is read from the files around a working folder, before a run starts.
+
+- `settings`: the settings files at every scope, merged, failing closed (docs/settings.md);
+- `trust`: which folders the user trusts, recorded in the user settings file;
+- `mcp`: MCP server configuration (`.mcp.json`, `--mcp-config`) into `McpServerConfig`s;
+- `workspace`: `load_workspace`, all of the above for one folder in one call;
+- `discovery`: which agent and skill files exist at which scope, under which trust;
+- `memory`: the memory files (QUERYLOOP.md, AGENTS.md), found and read, and the once-per-session
+  context (`SessionContext`) built from them.
+
+The layer sits above permissions, hooks, context and tools, whose values it builds (rules,
+hook matchers, memory files, server configs), and below the packages that use them (agents,
+skills, agent, cli); see docs/architecture.md. Names load on first use: `config.trust` is
+imported early by the CLI and must not pay for the rest.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..tools.mcp_server import McpServerConfig
+    from .discovery import PROJECT_DIR, FileScope, FoundFile, agent_files, skill_files
+    from .mcp import MCP_JSON, expand_vars, load_mcp_config, parse_server
+    from .memory import SessionContext, discover_memory_files, get_user_context, memory_folders
+    from .settings import (
+        Settings,
+        SettingsFile,
+        SettingsProblem,
+        SettingsScope,
+        Severity,
+        load_settings,
+        queryloop_home,
+        read_settings_file,
+        settings_paths,
+        user_settings_path,
+    )
+    from .trust import TRUST_HINT, is_trusted, trust_folder, trusted_folders
+    from .workspace import SettingsError, Workspace, load_workspace
+
+_LAZY = {
+    "McpServerConfig": "..tools.mcp_server",
+    **dict.fromkeys(
+        ("PROJECT_DIR", "FileScope", "FoundFile", "agent_files", "skill_files"), ".discovery"
+    ),
+    **dict.fromkeys(("MCP_JSON", "expand_vars", "load_mcp_config", "parse_server"), ".mcp"),
+    **dict.fromkeys(
+        ("SessionContext", "discover_memory_files", "get_user_context", "memory_folders"),
+        ".memory",
+    ),
+    **dict.fromkeys(
+        (
+            "Settings",
+            "SettingsFile",
+            "SettingsProblem",
+            "SettingsScope",
+            "Severity",
+            "load_settings",
+            "queryloop_home",
+            "read_settings_file",
+            "settings_paths",
+            "user_settings_path",
+        ),
+        ".settings",
+    ),
+    **dict.fromkeys(("TRUST_HINT", "is_trusted", "trust_folder", "trusted_folders"), ".trust"),
+    **dict.fromkeys(("SettingsError", "Workspace", "load_workspace"), ".workspace"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "MCP_JSON",
+    "PROJECT_DIR",
+    "TRUST_HINT",
+    "FileScope",
+    "FoundFile",
+    "McpServerConfig",
+    "SessionContext",
+    "Settings",
+    "SettingsError",
+    "SettingsFile",
+    "SettingsProblem",
+    "SettingsScope",
+    "Severity",
+    "Workspace",
+    "agent_files",
+    "discover_memory_files",
+    "expand_vars",
+    "get_user_context",
+    "is_trusted",
+    "load_mcp_config",
+    "load_settings",
+    "load_workspace",
+    "memory_folders",
+    "parse_server",
+    "queryloop_home",
+    "read_settings_file",
+    "settings_paths",
+    "skill_files",
+    "trust_folder",
+    "trusted_folders",
+    "user_settings_path",
+]
