@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from ..agents.host import SubagentHost
     from ..tasks import TaskManager
     from ..tools.mcp import McpManager
+    from ..tools.mcp_launch import McpLaunch
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 COMPACTION_MAX_TOKENS = 20_000
@@ -87,11 +88,12 @@ async def assemble(
     provider call is metered into it). The result is frozen."""
     home = queryloop_home(options.home)
     workspace = build_workspace(options, home)
+    mcp_launch = _start_mcp(workspace)  # the servers start now, while the SDK still loads
     model = build_model(options, workspace)
     transcript = build_transcript(options, home, session.session_id, resumed)
     session.attach(transcript)
     notices = Notices(options.on_notice)
-    mcp = await _start_mcp(workspace)
+    mcp = await mcp_launch.manager() if mcp_launch is not None else None
     exit_stack = build_exit_stack(mcp, model)
     skills = load_skills(options.cwd, home, trusted=workspace.trusted)
     for notice in [*workspace.notices, *_mcp_notices(mcp), *map(str, skills.problems)]:
@@ -422,14 +424,14 @@ def _existing(folder: Path | None) -> list[Path]:
     return [folder.resolve()]
 
 
-async def _start_mcp(workspace: Workspace) -> McpManager | None:
+def _start_mcp(workspace: Workspace) -> McpLaunch | None:
+    """Start the configured servers in the background (`tools.mcp_launch`); the mcp SDK
+    loads only when servers are configured, and then on the servers' own thread."""
     if not workspace.mcp_servers:
         return None
-    from ..tools.mcp import McpManager  # the mcp SDK loads only when servers are configured
+    from ..tools.mcp_launch import launch_mcp
 
-    manager = McpManager(workspace.mcp_servers, cwd=workspace.cwd)
-    await manager.start()
-    return manager
+    return launch_mcp(workspace.mcp_servers, cwd=workspace.cwd)
 
 
 def _mcp_notices(mcp: McpManager | None) -> list[str]:

@@ -9,6 +9,14 @@ requests through the session.
 A server that fails to start or dies later is reported in `statuses()` with a message (the
 tail of its stderr when there is one); the session goes on and calls to its tools return an
 is_error result saying the server is unavailable.
+
+Those tasks run on an `McpLoop` (an event loop in a thread of its own, `mcp_launch`), not on
+the caller's loop: `start`, `close` and every request are sent there, so the servers start and
+answer while the caller's thread is busy with synchronous work. `launch_mcp` uses that to
+start the servers before this module (and the SDK) is even imported.
+
+Shutdown is the MCP spec's (close stdin, wait, SIGTERM, SIGKILL) with short waits: the SDK
+waits 2 s for a server to exit on its own and every exit paid it; see `STDIO_EXIT_GRACE`.
 """
 
 from __future__ import annotations
@@ -17,13 +25,14 @@ import asyncio
 import logging
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO, cast
+from typing import Any, Literal, TextIO, TypeVar, cast
 
 import anyio
+import mcp.client.stdio as sdk_stdio
 import mcp_types as mt
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -33,15 +42,35 @@ from mcp.shared.exceptions import MCPError
 
 from .base import ToolResult
 from .mcp_convert import Block, convert_call_result, convert_resource_contents
+from .mcp_launch import McpLoop
 from .mcp_server import McpServerConfig
 from .mcp_tool import McpTool
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_CALL_TIMEOUT = 600.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
 
+STDIO_EXIT_GRACE = 0.1
+"""Seconds a stdio server has to exit after its stdin is closed before it gets SIGTERM. The
+SDK's default (2 s) made every exit wait for a server's own interpreter teardown (0.2-0.3 s
+for a Python server, often more on a loaded machine); SIGTERM is the spec's next, still
+graceful step."""
+STDIO_KILL_GRACE = 0.5
+"""Seconds after SIGTERM before SIGKILL (only a server that ignores SIGTERM waits this)."""
+
 ServerState = Literal["pending", "connected", "failed", "closed"]
+
+
+def bound_stdio_shutdown() -> None:
+    """Apply our shutdown waits to the SDK's stdio client (its module-level policy, read at
+    every shutdown; tests/mcp check the names still exist)."""
+    sdk_stdio.PROCESS_TERMINATION_TIMEOUT = STDIO_EXIT_GRACE
+    sdk_stdio.FORCE_KILL_TIMEOUT = STDIO_KILL_GRACE
+
+
+bound_stdio_shutdown()
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +132,7 @@ class _Server:
             )
         finally:
             self.session = None
-            if self.state == "connected":
+            if self.state in ("connected", "pending"):  # pending: cancelled while connecting
                 self.state = "closed"
             self.ready.set()
 
@@ -179,11 +208,14 @@ class McpManager:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         cwd: Path | None = None,
+        loop: McpLoop | None = None,
     ) -> None:
-        """`cwd`: where stdio servers start unless their config names a `cwd` (the project)."""
+        """`cwd`: where stdio servers start unless their config names a `cwd` (the project).
+        `loop`: the `McpLoop` to run the servers on (default: a new one, made by `start`)."""
         self.call_timeout = call_timeout
         self._servers = {name: _Server(cfg, connect_timeout, cwd) for name, cfg in servers.items()}
         self._tools: list[McpTool] | None = None
+        self._loop = loop
 
     async def __aenter__(self) -> McpManager:
         await self.start()
@@ -194,20 +226,43 @@ class McpManager:
 
     async def start(self) -> None:
         """Connect every server concurrently; returns when each is connected or has failed."""
+        if self._loop is None:
+            self._loop = McpLoop()
+        # Servers started and never closed (a start-up error after this) still end at exit.
+        self._loop.on_exit(self, self._close_here)
+        await self._loop.run(self._start_here())
+
+    async def _start_here(self) -> None:
         for server in self._servers.values():
             if server.task is None:
                 server.task = asyncio.create_task(server.own(), name=f"mcp:{server.config.name}")
         await asyncio.gather(*(s.ready.wait() for s in self._servers.values()))
 
     async def close(self) -> None:
-        """Stop every server and wait for its task (no leaked processes)."""
+        """Stop every server and wait for its task (no leaked processes), then the loop."""
+        loop = self._loop
+        if loop is not None:
+            loop.done_on_exit(self)
+            await loop.run(self._close_here())
+            if not loop.is_home():
+                loop.stop()
+        for server in self._servers.values():
+            server.errlog.close()
+
+    async def _close_here(self) -> None:
         for server in self._servers.values():
             server.stop.set()
+            if not server.ready.is_set() and server.task is not None:
+                server.task.cancel()  # still connecting (a start that was itself cut short)
         tasks = [s.task for s in self._servers.values() if s.task is not None]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        for server in self._servers.values():
-            server.errlog.close()
+
+    async def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run `coro` where the server sessions live."""
+        if self._loop is None:  # never started: no session, so it can only say "unavailable"
+            return await coro
+        return await self._loop.run(coro)
 
     def statuses(self) -> dict[str, McpServerStatus]:
         """Each server's state and message."""
@@ -239,6 +294,11 @@ class McpManager:
         self, server: str, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None
     ) -> ToolResult:
         """Call one tool; every failure is an is_error result, never an exception."""
+        return await self._on_loop(self._call_tool(server, tool, arguments, timeout))
+
+    async def _call_tool(
+        self, server: str, tool: str, arguments: Mapping[str, Any], timeout: float | None
+    ) -> ToolResult:
         conn = self._servers.get(server)
         session = conn.session if conn is not None and conn.state == "connected" else None
         if conn is None or session is None:
@@ -268,6 +328,9 @@ class McpManager:
 
     async def list_resources(self, server: str | None = None) -> list[McpResource]:
         """Resources of one server (or all connected servers); failures give an empty list."""
+        return await self._on_loop(self._list_resources(server))
+
+    async def _list_resources(self, server: str | None) -> list[McpResource]:
         names = [server] if server is not None else sorted(self._servers)
         found: list[McpResource] = []
         for name in names:
@@ -287,6 +350,9 @@ class McpManager:
 
     async def read_resource(self, server: str, uri: str) -> tuple[Block, ...]:
         """A resource's contents as blocks (for an @-mention); raises McpUnavailable."""
+        return await self._on_loop(self._read_resource(server, uri))
+
+    async def _read_resource(self, server: str, uri: str) -> tuple[Block, ...]:
         conn = self._servers.get(server)
         if conn is None or conn.session is None or conn.state != "connected":
             raise McpUnavailable(f"MCP server {server!r} is unavailable")

@@ -6,12 +6,17 @@ for each of its 21 runs. JSON-RPC 2.0, one message per line (the stdio transport
 
 `lookup(key, delay)` is annotated readOnlyHint; with $LOOKUP_MARKERS set it writes marker files
 `<key>.start.<pid>` and `<key>.end.<pid>` holding its client's pid (see lookup_server.py).
+
+For the start-up and exit tests (tests/cli/test_cli_startup.py): with $MCP_STAMPS set it
+appends `pid <pid>` and then `<method> <time.monotonic()>` per request to that file; with
+$MCP_STUBBORN=1 it ignores SIGTERM and, once its stdin is closed, stays until SIGKILL.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -62,13 +67,32 @@ def _answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _stamp(text: str) -> None:
+    path = os.environ.get("MCP_STAMPS")
+    if path:
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(text + "\n")
+
+
 def main() -> None:
+    stubborn = os.environ.get("MCP_STUBBORN") == "1"
+    if stubborn:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _stamp(f"pid {os.getpid()}")
+    serve()
+    while stubborn:
+        time.sleep(1)
+
+
+def serve() -> None:
+    """Answer requests until stdin closes."""
     for line in sys.stdin:
         if not line.strip():
             continue
         message = json.loads(line)
         if "id" not in message or "method" not in message:
             continue  # a notification or a response: nothing to answer
+        _stamp(f"{message['method']} {time.monotonic()}")
         result = _answer(str(message["method"]), message.get("params") or {})
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
         if result is None:
