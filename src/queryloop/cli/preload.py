@@ -7,9 +7,10 @@ settings, the session file, git status, MCP servers and the system prompt; when 
 is built, Python's import lock makes the main thread wait for whatever is left of the import.
 
 The overlap is real only where the main thread waits (subprocesses such as git and MCP
-servers, file reads): imports are CPU work and share the GIL. See docs/benchmarks.md for what
-it buys. `QUERYLOOP_PRELOAD=0` turns it off (for comparison, or if an SDK ever misbehaves
-when imported from a thread).
+servers, file reads): imports are CPU work and share the GIL. The REPL draws its prompt while
+the import runs (`pending()`, `finished()`) and starts the session once it is done. See
+docs/benchmarks.md for what it buys. `QUERYLOOP_PRELOAD=0` turns it off (for comparison, or
+if an SDK ever misbehaves when imported from a thread).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ import threading
 from collections.abc import Mapping
 
 ENV_SWITCH = "QUERYLOOP_PRELOAD"
+
+_running: threading.Thread | None = None
+"""The thread `start_preload` started last."""
 
 _SHARED = ("asyncio", "json", "logging", "typing_extensions", "pydantic", "pydantic.main")
 """Packages both threads import. Loaded here first, on the main thread: two threads importing
@@ -56,9 +60,24 @@ def start_preload(
 
     for name in _SHARED:
         importlib.import_module(name)
+    global _running
     thread = threading.Thread(target=_import, args=(module,), name="queryloop-preload", daemon=True)
     thread.start()
+    _running = thread
     return thread
+
+
+def pending() -> threading.Thread | None:
+    """The preload thread while it is still importing, else None."""
+    thread = _running
+    return thread if thread is not None and thread.is_alive() else None
+
+
+async def finished(thread: threading.Thread) -> None:
+    """Wait for `thread`'s import without blocking the event loop (the prompt stays live)."""
+    import asyncio
+
+    await asyncio.to_thread(thread.join)
 
 
 def _import(module: str) -> None:

@@ -5,6 +5,11 @@ it denies), running tools, compacting — stops the turn: `agent.abort()` first,
 the turn has not ended half a second later (see `interrupts`), so the prompt is back within a
 second. Ctrl-C at the prompt clears the line; on an empty line it warns, and a second one exits.
 The console and the line reader are injectable so tests can drive the REPL without a terminal.
+
+Start-up draws the prompt before the model SDK has finished importing (`preload`): the
+settings are read first, so a broken settings file still stops the REPL before any prompt;
+the rest of the session starts in the background once the import is done, and the first line
+typed waits for it (`_ready`).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from .typeahead import TypeAhead, after_turn, start_typeahead, typeahead_paused
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..agent.options import AgentOptions
     from ..permissions import PermissionRequest
 
 LineReader = Callable[[str], Awaitable[str]]
@@ -60,6 +66,12 @@ class Repl:
         self.typeahead: TypeAhead | None = None
         self._next_input = ""
         """Text to pre-fill the next input line with (`prefill`)."""
+        self._starting: asyncio.Task[None] | None = None
+        """The agent's start, while it finishes in the background behind the first prompt."""
+        self._model_name = ""
+        """The model for the banner when the agent has not started yet."""
+        self._reading: str | None = None
+        """The prompt being read right now, if any."""
 
     def _make_agent(self, options: CliOptions) -> Agent:
         if self._agent_factory is not None:
@@ -80,8 +92,24 @@ class Repl:
         self._next_input = text
 
     def notice(self, text: str) -> None:
-        """Show a notice from the agent (ignored untrusted settings, failed MCP servers...)."""
-        self.console.print(f"[yellow]notice:[/] {text}", markup=True, highlight=False)
+        """Show a notice from the agent (ignored untrusted settings, failed MCP servers...);
+        one from the background start arrives while a prompt is drawn: it goes above it."""
+
+        def show() -> None:
+            self.console.print(f"[yellow]notice:[/] {text}", markup=True, highlight=False)
+
+        prompt = self._reading
+        if prompt is None or self._starting is None or self._starting.done():
+            show()
+        elif self._session is not None:
+            from prompt_toolkit.application import run_in_terminal
+
+            run_in_terminal(show)
+        else:  # the plain reader: the notice on a line of its own, then the prompt again
+            self.console.print()
+            show()
+            self.console.print(prompt, end="", markup=False, highlight=False)
+            self.console.file.flush()
 
     async def ask_trust(self) -> None:
         """Ask once whether to trust a folder whose project files could run code."""
@@ -117,6 +145,13 @@ class Repl:
 
     async def read_line(self, prompt: str = "> ") -> str:
         """One line (or several, with Esc+Enter / trailing backslash) from the user."""
+        self._reading = prompt
+        try:
+            return await self._read(prompt)
+        finally:
+            self._reading = None
+
+    async def _read(self, prompt: str) -> str:
         if self._read_line is not None:
             return await self._read_line(prompt)
         if not self.renderer.animated:
@@ -223,7 +258,7 @@ class Repl:
         self.interrupts.install()
         try:
             await self.ask_trust()
-            await self.agent.start()
+            await self._start()
             self._banner()
             from .preload import startup_notices
 
@@ -249,14 +284,52 @@ class Repl:
                 if not await self.handle_line(line):
                     return ExitCode.OK
         finally:
+            await self._settle_start()
             await self.agent.aclose()
             self.interrupts.uninstall()
+
+    async def _start(self) -> None:
+        """Start the agent, or, while the SDK is still importing, check the settings now (an
+        invalid file raises here, before any prompt) and let the start finish behind the
+        prompt."""
+        from . import preload
+
+        importing = preload.pending()
+        if importing is None:
+            await self.agent.start()
+            return
+        self._model_name = _settings_check(self.agent.options)
+
+        async def start_when_imported() -> None:
+            await preload.finished(importing)
+            await self.agent.start()
+
+        self._starting = asyncio.create_task(start_when_imported(), name="queryloop-start")
+
+    async def _ready(self) -> None:
+        """Wait for a start still running in the background (its error is raised here)."""
+        starting = self._starting
+        if starting is not None and not starting.done():
+            self.renderer.notice("starting…", style="dim")
+        if starting is not None:
+            await starting
+
+    async def _settle_start(self) -> None:
+        """At the end: let a background start finish (nothing half-built is left to close);
+        its error, if it failed, was never about anything the person did."""
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            try:
+                await starting
+            except Exception:
+                pass
 
     async def handle_line(self, line: str) -> bool:
         """Run a prompt or a slash command; False means exit."""
         text = line.strip()
         if not text:
             return True
+        await self._ready()
         if text.startswith("#"):
             from .memory_cmd import memory_shortcut
 
@@ -320,10 +393,29 @@ class Repl:
             self.renderer.handle(event)
 
     def _banner(self) -> None:
+        model = self.agent.model if self._starting is None else self._model_name
         self.console.print(
-            f"[bold]queryloop[/] · {self.agent.model} · {self.options.cwd}\n"
+            f"[bold]queryloop[/] · {model} · {self.options.cwd}\n"
             "[dim]/help for commands · Ctrl-C interrupts · Ctrl-D exits[/]"
         )
+
+
+def _settings_check(options: AgentOptions) -> str:
+    """What the session reads before it needs the SDK, read now: the settings files (an
+    invalid one raises `SettingsError`, as the start would) and the provider choice (a
+    missing key raises `ConfigError`). Returns the model name the banner shows."""
+    import os
+
+    from ..agent.assembly import DEFAULT_MODEL, _workspace
+    from ..providers.factory import choose_provider
+    from ..session import queryloop_home
+
+    workspace = _workspace(options, queryloop_home(options.home))
+    name = options.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
+    name = name or DEFAULT_MODEL
+    if options.provider is not None:
+        return name
+    return choose_provider(name, base_url=options.base_url).model or name
 
 
 def _escape(text: str) -> str:
