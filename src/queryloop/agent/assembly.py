@@ -189,11 +189,16 @@ def build_workspace(options: AgentOptions, home: Path) -> Workspace:
     )
 
 
+def model_name(options: AgentOptions, workspace: Workspace) -> str:
+    """The main model's name: the option, else `QUERYLOOP_MODEL`, the settings', the default."""
+    name = options.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
+    return name or DEFAULT_MODEL
+
+
 def build_model(options: AgentOptions, workspace: Workspace) -> ModelChoice:
     """The main model: the option, else `QUERYLOOP_MODEL`, the settings' model, the default;
     its provider (the caller's, or one built for the name) and its table entry."""
-    name = options.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
-    name = name or DEFAULT_MODEL
+    name = model_name(options, workspace)
     if options.provider is not None:
         return ModelChoice(options.provider, name, get_model_info(name), owns_provider=False)
     choice = choose_provider(name, base_url=options.base_url)

@@ -404,15 +404,11 @@ def _settings_check(options: AgentOptions) -> str:
     """What the session reads before it needs the SDK, read now: the settings files (an
     invalid one raises `SettingsError`, as the start would) and the provider choice (a
     missing key raises `ConfigError`). Returns the model name the banner shows."""
-    import os
-
-    from ..agent.assembly import DEFAULT_MODEL, _workspace
+    from ..agent.assembly import build_workspace, model_name
     from ..providers.factory import choose_provider
     from ..session import queryloop_home
 
-    workspace = _workspace(options, queryloop_home(options.home))
-    name = options.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
-    name = name or DEFAULT_MODEL
+    name = model_name(options, build_workspace(options, queryloop_home(options.home)))
     if options.provider is not None:
         return name
     return choose_provider(name, base_url=options.base_url).model or name
