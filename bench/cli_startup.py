@@ -1,20 +1,24 @@
-"""Start-up time of the `queryloop` command.
+"""Start-up and exit of the `queryloop` command, each figure beside `import anthropic`.
 
 1. Paths that must stay fast: `--help`, `--version`, `sessions` (wall time to exit).
-2. `queryloop -p` from process start to the first request byte at the local Messages API
-   server (`queryloop.testing`, real HTTP, the official SDK): the time a person waits before
-   the model even hears the question. Measured with the SDK imported in the background
-   (the default) and, interleaved run by run so machine load hits both alike, with
-   `QUERYLOOP_PRELOAD=0` (imported when the provider is built, as before). Also the CPU
-   seconds the process used up to its exit, which load on a shared machine disturbs less
-   than wall time, and the cost of `import anthropic` alone in a fresh interpreter.
-3. queryloop's own share: the same run in an interpreter that has imported the SDK already,
-   timed from the end of that import to the first request byte (what is left when the SDK
-   costs nothing).
+2. Interleaved, run by run (so machine load hits every figure alike):
+   - `python -c "import anthropic"`: a whole process, spawn to exit — the floor;
+   - `queryloop -p`: process start -> the first request byte at the local Messages API server
+     (`queryloop.testing`, real HTTP on 127.0.0.1, the official SDK), and the seconds from the
+     answer on stdout to the process's exit;
+   - the same with one stdio MCP server configured (tests/mcp/servers/echo_server.py, a
+     Python server on the official `mcp` SDK), beside that server's own start time (spawn to
+     its answer to `initialize`, measured with a bare JSON-RPC client);
+   - the REPL in a pseudo-terminal: process start -> its prompt on the screen.
+3. queryloop's own share, two ways: the first-request figure minus `import anthropic`
+   (both medians of the same run), and the same run in an interpreter that has imported the
+   SDK already, timed from the end of that import to the first request byte (what is left
+   when the SDK costs nothing: no overlap with the background import can hide anything).
 
 queryloop's sources are byte-compiled first (`compileall`), as a pip install does: this
 machine sets PYTHONDONTWRITEBYTECODE, and an editable checkout would otherwise compile every
-module on every start (~0.2 s), which no installed copy pays.
+module on every start (~0.2 s), which no installed copy pays. PYTHONPATH=other/src measures
+another checkout with the same bench (the before/after figures in docs/benchmarks.md).
 
     python bench/cli_startup.py [--runs 7]
 """
@@ -22,18 +26,24 @@ module on every start (~0.2 s), which no installed copy pays.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pexpect
+
+import queryloop
 from queryloop.testing import MessagesServer, text, turn
 
 RUNS = 5
 COMMAND = [sys.executable, "-m", "queryloop.cli.main"]
+ECHO_SERVER = Path(__file__).resolve().parents[1] / "tests" / "mcp" / "servers" / "echo_server.py"
 
 
 def median_ms(args: list[str]) -> float:
@@ -46,30 +56,94 @@ def median_ms(args: list[str]) -> float:
     return statistics.median(times)
 
 
-def first_request(server: MessagesServer, folder: Path, preload: bool) -> tuple[float, float]:
-    """(seconds from spawn to the first request's arrival, CPU seconds of the whole run)."""
+def environment(server: MessagesServer, folder: Path, **extra: str) -> dict[str, str]:
+    """The child's environment: our server, a dummy key, a private QUERYLOOP_HOME."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.pop("QUERYLOOP_MODEL", None)
     env.update(
         ANTHROPIC_BASE_URL=server.base_url,
         ANTHROPIC_API_KEY="bench",
         QUERYLOOP_HOME=str(folder / "home"),
-        QUERYLOOP_PRELOAD="1" if preload else "0",
+        **extra,
     )
+    return env
+
+
+def sdk_process_s() -> float:
+    """Wall time of `python -c "import anthropic"`, spawn to exit."""
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import anthropic"], check=True)
+    return time.monotonic() - start
+
+
+def print_run(server: MessagesServer, folder: Path, *extra: str) -> tuple[float, float]:
+    """`queryloop -p hello`: (start -> first request byte, answer on stdout -> exit)."""
     before = len(server.recorded)
     started = time.monotonic()  # the server stamps arrivals with the same (system-wide) clock
     proc = subprocess.Popen(
-        [*COMMAND, "-p", "hello"],
+        [*COMMAND, "-p", "hello", *extra],
         cwd=folder,
-        env=env,
-        stdout=subprocess.DEVNULL,
+        env=environment(server, folder),
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0 or len(server.recorded) <= before:
-        raise SystemExit(f"queryloop -p failed (exit {proc.returncode})")
-    arrived = server.recorded[before].received_at
-    return arrived - started, usage.ru_utime + usage.ru_stime
+    assert proc.stdout is not None
+    answer = proc.stdout.readline()
+    answered = time.monotonic()
+    proc.wait()
+    exited = time.monotonic()
+    if proc.returncode != 0 or answer != "hi\n" or len(server.recorded) <= before:
+        raise SystemExit(f"queryloop -p failed (exit {proc.returncode}, stdout {answer!r})")
+    return server.recorded[before].received_at - started, exited - answered
+
+
+def mcp_server_start_s(folder: Path) -> float:
+    """The MCP server's own start: spawn -> its answer to `initialize` (a bare client)."""
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"},
+        },
+    }
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, str(ECHO_SERVER)],
+        cwd=folder,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(request) + "\n")
+    proc.stdin.flush()
+    proc.stdout.readline()
+    seconds = time.monotonic() - start
+    proc.stdin.close()
+    proc.wait()
+    return seconds
+
+
+def repl_prompt_s(server: MessagesServer, folder: Path) -> float:
+    """The REPL in a pty (xterm): process start -> its prompt drawn."""
+    env = environment(server, folder, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1")
+    start = time.monotonic()
+    child = pexpect.spawn(
+        COMMAND[0], COMMAND[1:], cwd=str(folder), env=env, encoding="utf-8", timeout=60
+    )
+    child.setwinsize(40, 120)
+    child.expect("/help for commands")
+    child.expect(">\x08")  # prompt_toolkit draws ">" and moves back over the space
+    seconds = time.monotonic() - start
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    return seconds
 
 
 OWN_SHARE = """
@@ -81,18 +155,15 @@ raise SystemExit(main(["-p", "hello"]))
 """
 
 
-def own_share(server: MessagesServer, folder: Path) -> float:
-    """Seconds from the SDK being imported to the first request's arrival."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update(
-        ANTHROPIC_BASE_URL=server.base_url,
-        ANTHROPIC_API_KEY="bench",
-        QUERYLOOP_HOME=str(folder / "home"),
-        QUERYLOOP_PRELOAD="0",
-    )
+def own_share_s(server: MessagesServer, folder: Path) -> float:
+    """Seconds from the SDK being imported (by the interpreter, first) to the first request."""
     before = len(server.recorded)
     done = subprocess.run(
-        [sys.executable, "-c", OWN_SHARE], cwd=folder, env=env, capture_output=True, text=True
+        [sys.executable, "-c", OWN_SHARE],
+        cwd=folder,
+        env=environment(server, folder, QUERYLOOP_PRELOAD="0"),
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0 or len(server.recorded) <= before:
         raise SystemExit(f"queryloop -p failed (exit {done.returncode}): {done.stderr[-500:]}")
@@ -100,46 +171,65 @@ def own_share(server: MessagesServer, folder: Path) -> float:
     return server.recorded[before].received_at - loaded
 
 
-def sdk_import_s() -> float:
-    """Wall time of `import anthropic` in a fresh interpreter."""
-    code = "import time; t = time.perf_counter(); import anthropic; print(time.perf_counter() - t)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return float(out.stdout)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
-    source = Path(__file__).resolve().parents[1] / "src" / "queryloop"
+    source = Path(queryloop.__file__).resolve().parent
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True)
+    print(f"queryloop from {source}")
     for argv in (["--help"], ["--version"], ["sessions"]):
         print(f"queryloop {' '.join(argv):<10} {median_ms(argv):7.1f} ms (median of {RUNS})")
     with tempfile.TemporaryDirectory() as tmp, MessagesServer([turn(text("hi"))] * 1000) as server:
         folder = Path(tmp)
         (folder / "home").mkdir()
-        first_request(server, folder, True)  # warm the page cache and the .pyc files
-        runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+        config = folder / "mcp.json"
+        echo = {"command": sys.executable, "args": [str(ECHO_SERVER)]}
+        config.write_text(json.dumps({"mcpServers": {"echo": echo}}))
+        mcp = ("--mcp-config", str(config))
+        figures: dict[str, list[float]] = {}
+        probes: dict[str, Callable[[], float | tuple[float, float]]] = {
+            "sdk": sdk_process_s,
+            "print": lambda: print_run(server, folder),
+            "print+mcp": lambda: print_run(server, folder, *mcp),
+            "server": lambda: mcp_server_start_s(folder),
+            "repl": lambda: repl_prompt_s(server, folder),
+            "own": lambda: own_share_s(server, folder),
+        }
+        for probe in probes.values():
+            probe()  # warm the page cache and the .pyc files
         for _ in range(args.runs):
-            for preload in (True, False):
-                runs[preload].append(first_request(server, folder, preload))
-        own = statistics.median(own_share(server, folder) for _ in range(args.runs))
-        sdk = statistics.median(sdk_import_s() for _ in range(3))
+            for name, probe in probes.items():
+                value = probe()
+                pair = value if isinstance(value, tuple) else (value,)
+                for index, part in enumerate(pair):
+                    figures.setdefault(f"{name}:{index}", []).append(part)
+    report(figures, args.runs)
+
+
+def report(figures: dict[str, list[float]], runs: int) -> None:
+    """Print the medians, each beside `import anthropic`."""
+
+    def med(key: str) -> float:
+        return statistics.median(figures[key])
+
+    sdk = med("sdk:0")
     load = os.getloadavg()[0]
-    print(f"queryloop -p: process start -> first request byte (median of {args.runs}, "
-          f"load average {load:.1f} on {os.cpu_count()} cores)")  # fmt: skip
-    for preload, label in (
-        (False, "SDK imported when needed"),
-        (True, "SDK imported in background"),
-    ):
-        wall = statistics.median(r[0] for r in runs[preload])
-        cpu = statistics.median(r[1] for r in runs[preload])
-        low = min(r[0] for r in runs[preload])
-        print(f"  {label:<27} {wall:6.3f} s (best {low:.3f} s; {cpu:.3f} CPU-s per run)")
-    print(f"  `import anthropic` alone    {sdk:6.3f} s (fresh interpreter, median of 3)")
-    print(
-        f"  queryloop's own share       {own:6.3f} s (SDK already imported, median of {args.runs})"
-    )
+    print(f"medians of {runs} interleaved runs; load average {load:.1f} on {os.cpu_count()} cores")
+    rows = [
+        ('python -c "import anthropic" (spawn to exit)', sdk),
+        ("-p: start -> first request byte", med("print:0")),
+        ("-p: our own share (first request - import anthropic)", med("print:0") - sdk),
+        ("-p: our own share (SDK imported first, then to request)", med("own:0")),
+        ("-p, one MCP server: start -> first request byte", med("print+mcp:0")),
+        ("    what the server adds (vs. -p without it)", med("print+mcp:0") - med("print:0")),
+        ("    the server's own start (spawn -> initialize answer)", med("server:0")),
+        ("-p: answer on stdout -> process exit", med("print:1")),
+        ("-p, one MCP server: answer on stdout -> process exit", med("print+mcp:1")),
+        ("REPL (pty): start -> prompt drawn", med("repl:0")),
+    ]
+    for label, seconds in rows:
+        print(f"  {label:<58} {seconds:6.3f} s")
 
 
 if __name__ == "__main__":
