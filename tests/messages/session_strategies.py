@@ -31,7 +31,8 @@ from queryloop.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from queryloop.messages.pairing import INTERRUPTED_TOOL_RESULT
+from queryloop.messages.constructors import interrupted_result
+from queryloop.messages.interruption import Interruption
 
 
 def examples(default: int) -> int:
@@ -102,9 +103,7 @@ def _step_of_loop(draw: st.DrawFn, b: _Builder) -> bool:
         if fate == "results":
             blocks.append(ToolResultBlock(tool_use_id=use.id, content=f"out {use.id}"))
         else:  # the loop (or the resume repair) answered them for the interrupted calls
-            blocks.append(
-                ToolResultBlock(tool_use_id=use.id, content=INTERRUPTED_TOOL_RESULT, is_error=True)
-            )
+            blocks.append(interrupted_result(use.id, draw(st.sampled_from(Interruption))))
     if draw(st.booleans()):
         blocks.reverse()
     b.add(UserMessage(content=tuple(blocks), uuid=b.uid("r")))

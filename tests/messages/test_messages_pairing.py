@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from queryloop.messages import ensure_tool_result_pairing
-from queryloop.messages.pairing import INTERRUPTED_TOOL_RESULT
+from queryloop.messages.interruption import Interruption
+
+INTERRUPTED_TOOL_RESULT = Interruption.UNPAIRED.text()
 
 
 def use(tid: str) -> dict[str, Any]:

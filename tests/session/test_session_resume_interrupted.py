@@ -175,9 +175,9 @@ async def test_abort_then_a_new_prompt_reruns_the_interrupted_read(
 
 async def test_only_the_last_response_is_redone(tmp_path: Path) -> None:
     """No MCP, no server: the function itself on an array an in-process abort left behind."""
-    from queryloop.loop import prompts
     from queryloop.loop.resume import resume_interrupted_calls
-    from queryloop.messages import tool_result_message
+    from queryloop.messages import Interruption, interrupted_result_message
+    from queryloop.messages.interruption import INTERRUPTED_FOR_TOOL_USE
     from queryloop.tools import builtin_tools
     from queryloop.tools.base import ToolContext
 
@@ -188,11 +188,11 @@ async def test_only_the_last_response_is_redone(tmp_path: Path) -> None:
     messages = [
         user_message("first"),
         assistant_message([old]),
-        tool_result_message("toolu_old", prompts.TOOL_INTERRUPTED, is_error=True),
+        interrupted_result_message("toolu_old", Interruption.ABORTED),
         assistant_message([read, bash]),
-        tool_result_message("toolu_read", prompts.TOOL_INTERRUPTED, is_error=True),
-        tool_result_message("toolu_bash", prompts.TOOL_INTERRUPTED, is_error=True),
-        user_message(prompts.INTERRUPTED_TOOLS),
+        interrupted_result_message("toolu_read", Interruption.ABORTED),
+        interrupted_result_message("toolu_bash", Interruption.ABORTED),
+        user_message(INTERRUPTED_FOR_TOOL_USE),
     ]
     ctx = ToolContext(cwd=tmp_path)
     resumed = await resume_interrupted_calls(messages, builtin_tools(), ctx)
@@ -206,7 +206,7 @@ async def test_only_the_last_response_is_redone(tmp_path: Path) -> None:
     }
     assert "alpha" in str(by_id["toolu_read"].content) and not by_id["toolu_read"].is_error
     assert by_id["toolu_bash"].content == MAY_HAVE_RUN
-    assert by_id["toolu_old"].content == prompts.TOOL_INTERRUPTED  # seen by the model already
+    assert by_id["toolu_old"].content == Interruption.ABORTED.text()  # seen by the model already
     assert not (tmp_path / "b.txt").exists()
     tools = [
         {"name": t.name, "description": t.description, "input_schema": t.input_schema()}

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from tools_test_support import block_text, result_block, wait_until
 
 from queryloop.messages.blocks import ToolUseBlock
-from queryloop.messages.constructors import INTERRUPTED_FOR_TOOL_USE
+from queryloop.messages.interruption import INTERRUPTED_FOR_TOOL_USE
 from queryloop.messages.types import Message, ProgressMessage, UserMessage
 from queryloop.tools import (
     BaseTool,

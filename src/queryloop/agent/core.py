@@ -24,8 +24,9 @@ from ..loop.events import (
 )
 from ..loop.query import compaction_event, query
 from ..loop.reasons import Terminal
-from ..messages.constructors import tool_result_message, tool_uses_of
-from ..messages.types import AssistantMessage, Message, UserMessage
+from ..messages.constructors import answer_unanswered, result_ids, tool_uses_of
+from ..messages.interruption import Interruption
+from ..messages.types import AssistantMessage, Message
 from ..messages.usage import Usage
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
 from ..tasks import TaskManager
@@ -33,8 +34,6 @@ from .assembly import assemble
 from .options import AgentKwargs, make_options
 from .result import RunRecorder, RunResult
 from .runtime import Runtime
-
-INTERRUPTED_RESULT = "Tool call was interrupted before it finished."
 
 
 class Agent:
@@ -418,21 +417,9 @@ class Agent:
         """Cancelled mid-turn: answer every unanswered tool_use so the array stays valid,
         and close the prompt in the session."""
         messages = self.session.messages
-        answered = {
-            b.tool_use_id
-            for m in messages
-            if isinstance(m, UserMessage) and not isinstance(m.content, str)
-            for b in m.content
-            if b.type == "tool_result"
-        }
-        for message in messages:
-            if isinstance(message, AssistantMessage):
-                for block in tool_uses_of(message):
-                    if block.id not in answered:
-                        self.session.append(
-                            tool_result_message(block.id, INTERRUPTED_RESULT, is_error=True)
-                        )
-                        answered.add(block.id)
+        uses = (b for m in messages if isinstance(m, AssistantMessage) for b in tool_uses_of(m))
+        for answer in answer_unanswered(uses, result_ids(messages), Interruption.CANCELLED):
+            self.session.append(answer)
         self.session.end_prompt(
             TerminalEvent(Terminal.ABORTED_STREAMING, turn=turn, detail="cancelled")
         )

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 from ..context.system_prompt import build_dynamic_suffix
 from ..messages.blocks import ToolResultBlock
 from ..messages.constructors import meta_user_message, text_of, tool_uses_of
+from ..messages.interruption import Interruption
 from ..messages.types import AssistantMessage, Message, UserMessage
-from ..session import INTERRUPTED_TOOL_RESULT, RequestKind
+from ..session import RequestKind
 from ..tasks import TaskManager
 from .definitions import AgentCatalog, AgentDefinition
 from .host import DEFAULT_MAX_DEPTH, SubagentHost
@@ -169,7 +170,7 @@ def _interrupted_agent_calls(messages: Sequence[Message]) -> list[str]:
                 if (
                     isinstance(b, ToolResultBlock)
                     and b.tool_use_id in agent_calls
-                    and b.content == INTERRUPTED_TOOL_RESULT
+                    and b.interrupted is Interruption.RESUMED  # the loader's crash repair
                 ):
                     found.append(b.tool_use_id)
     return found

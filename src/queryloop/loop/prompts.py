@@ -1,4 +1,8 @@
-"""The fixed texts the loop injects. Kept together so they are easy to review and tune."""
+"""The fixed texts the loop injects. Kept together so they are easy to review and tune.
+
+The words for an interrupted call and the abort notices are shared with the tool executor,
+the Agent and the transcript loader: they live in `messages.interruption`.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,6 @@ MAX_OUTPUT_RECOVERY = (
     "Pick up mid-thought if that is where the cut happened. Break remaining work into "
     "smaller pieces."
 )
-
-INTERRUPTED_STREAMING = "[Request interrupted by user]"
-INTERRUPTED_TOOLS = "[Request interrupted by user for tool use]"
-TOOL_INTERRUPTED = "Tool call was interrupted by the user before it finished."
-STREAM_CUT_BEFORE_RESULT = "The model's response was cut off; this tool call did not run."
 
 
 def token_budget_nudge(used: int, budget: int) -> str:

@@ -20,13 +20,15 @@ from typing import Any
 
 from ..hooks.types import StopHookInput, StopHookResult
 from ..messages.constructors import (
+    answer_unanswered,
     meta_user_message,
+    result_ids,
     system_message,
     text_of,
     tombstone,
-    tool_result_message,
     user_message,
 )
+from ..messages.interruption import INTERRUPTED_BY_USER, INTERRUPTED_FOR_TOOL_USE, Interruption
 from ..messages.types import Message, SystemSubtype
 from ..providers.errors import MediaError, PromptTooLongError
 from ..tools.executor import run_tools
@@ -202,24 +204,22 @@ class _Iteration:
         async for message in self._finish_tools_after_abort(outcome):
             messages.append(message)
             yield MessageEvent(message)
-        notice = user_message(prompts.INTERRUPTED_STREAMING)
+        notice = user_message(INTERRUPTED_BY_USER)
         messages.append(notice)
         yield MessageEvent(notice)
         yield self._terminal(Terminal.ABORTED_STREAMING, messages, "Interrupted by the user.")
 
     async def _finish_tools_after_abort(self, outcome: ModelOutcome) -> AsyncIterator[Message]:
         """Every tool_use of the response gets a result, so the array stays valid."""
-        answered: set[str] = set()
         pending = list(outcome.early_results)
         if outcome.executor is not None:
             async for message in outcome.executor.get_remaining_results():
                 pending.append(message)
         for message in pending:
-            answered.update(_result_ids(message))
             yield message
-        for block in outcome.tool_uses:
-            if block.id not in answered:
-                yield tool_result_message(block.id, prompts.TOOL_INTERRUPTED, is_error=True)
+        answered = result_ids(pending)
+        for message in answer_unanswered(outcome.tool_uses, answered, Interruption.ABORTED):
+            yield message
 
     async def _on_error(self, outcome: ModelOutcome) -> AsyncIterator[LoopEvent]:
         error = outcome.error
@@ -377,7 +377,7 @@ class _Iteration:
         abort = self.params.tool_context.abort
         executor = outcome.executor
         if abort.aborted or (executor is not None and executor.aborted):
-            notice = user_message(prompts.INTERRUPTED_TOOLS)
+            notice = user_message(INTERRUPTED_FOR_TOOL_USE)
             yield MessageEvent(notice)
             yield self._terminal(
                 Terminal.ABORTED_TOOLS, [*messages, notice], "Interrupted during tool use."
@@ -449,10 +449,3 @@ def compaction_event(
         pre_tokens=int(getattr(result, "pre_tokens", 0) or 0),
         post_tokens=int(getattr(result, "post_tokens", 0) or 0),
     )
-
-
-def _result_ids(message: Message) -> list[str]:
-    content = getattr(message, "content", None)
-    if message.type != "user" or isinstance(content, str) or content is None:
-        return []
-    return [b.tool_use_id for b in content if b.type == "tool_result"]

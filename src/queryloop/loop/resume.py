@@ -5,13 +5,14 @@ synthetic "interrupted" result (`session.repair`). An in-process abort does the 
 model then only sees "interrupted", the work is lost: it moves on and the real result never
 reaches a later request. So, before the next request, `resume_interrupted_calls`:
 
-- finds the calls of the LAST model response whose result is missing or a synthetic
-  "interrupted" placeholder (older responses were already answered and seen by the model);
+- finds the calls of the LAST model response whose result is missing or a stand-in flagged
+  `interrupted` (`messages.interruption`; older responses were already answered and seen by
+  the model);
 - re-runs those whose tool is safe to repeat -- `rerun_on_resume` is true: the built-in Read,
   Glob, Grep and LS, MCP tools annotated `readOnlyHint` or `idempotentHint` -- through the
   normal execution path (input validation, permissions, hooks), and records their results;
 - gives every other one a result saying it was interrupted and may or may not have taken
-  effect (so the model checks before repeating a side effect).
+  effect (`MAY_HAVE_RUN`, so the model checks before repeating a side effect; not flagged).
 
 The caller appends `ResumedCalls.appended` to its session: a tombstone voids each placeholder
 and the real results follow, so the transcript reloads to the same array and a second resume
@@ -24,7 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..messages.blocks import ToolResultBlock, ToolUseBlock
-from ..messages.constructors import INTERRUPTED_FOR_TOOL_USE, tool_result_message
+from ..messages.constructors import tool_result_message
+from ..messages.interruption import MAY_HAVE_RUN
 from ..messages.types import (
     AssistantMessage,
     Message,
@@ -32,26 +34,10 @@ from ..messages.types import (
     UserMessage,
     new_uuid,
 )
-from ..session.repair import INTERRUPTED_TOOL_RESULT
 from ..tools.base import PermissionChecker, Tool, ToolContext, ToolHooks
 from ..tools.execution import find_tool, run_tool_call
-from . import prompts
 
-MAY_HAVE_RUN = (
-    "Tool call was interrupted before its result was recorded; it may or may not have taken "
-    "effect. Check the current state before repeating it."
-)
-"""The result of an interrupted call that is not safe to re-run."""
-
-PLACEHOLDER_TEXTS = frozenset(
-    {
-        INTERRUPTED_TOOL_RESULT,
-        INTERRUPTED_FOR_TOOL_USE,
-        prompts.TOOL_INTERRUPTED,
-        "Tool call was interrupted before it finished.",  # Agent's cancel repair
-    }
-)
-"""The texts of synthetic results that stand for "interrupted", never a tool's own output."""
+__all__ = ["MAY_HAVE_RUN", "ResumedCalls", "can_rerun", "resume_interrupted_calls"]
 
 
 def can_rerun(tool: Tool | None) -> bool:
@@ -128,17 +114,8 @@ def _results(messages: list[Message]) -> dict[str, tuple[UserMessage, ToolResult
 def _was_interrupted(
     use: ToolUseBlock, results: dict[str, tuple[UserMessage, ToolResultBlock]]
 ) -> bool:
-    """No result, or a synthetic "interrupted" one (an MCP tool's own abort result too)."""
-    if use.id not in results:
-        return True
-    block = results[use.id][1]
-    return _is_placeholder(block) or (
-        block.is_error and block.content == f"{use.name} was interrupted by the user"
-    )
-
-
-def _is_placeholder(block: ToolResultBlock) -> bool:
-    return block.is_error and isinstance(block.content, str) and block.content in PLACEHOLDER_TEXTS
+    """No result, or a stand-in flagged `interrupted` (an MCP tool's own abort result too)."""
+    return use.id not in results or results[use.id][1].interrupted is not None
 
 
 async def _answer(

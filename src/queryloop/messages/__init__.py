@@ -29,11 +29,15 @@ from .blocks import (
     block_to_api,
 )
 from .constructors import (
+    answer_unanswered,
     assistant_message,
     attachment_message,
     compact_boundary,
     final_text,
+    interrupted_result,
+    interrupted_result_message,
     meta_user_message,
+    result_ids,
     system_message,
     text_of,
     tombstone,
@@ -41,6 +45,7 @@ from .constructors import (
     tool_uses_of,
     user_message,
 )
+from .interruption import MAY_HAVE_RUN, Interruption
 from .normalize import PASSES, NormalizeContext, normalize_messages_for_api
 from .pairing import ensure_tool_result_pairing
 from .serialization import MessageDecodeError, message_from_dict, message_to_dict
@@ -61,6 +66,7 @@ from .usage import Usage
 from .validate import ModelCapabilities, Severity, Violation, validate_api_request
 
 __all__ = [
+    "MAY_HAVE_RUN",
     "PASSES",
     "AssistantContentBlock",
     "AssistantMessage",
@@ -70,6 +76,7 @@ __all__ = [
     "ContentBlock",
     "DocumentBlock",
     "ImageBlock",
+    "Interruption",
     "Message",
     "MessageDecodeError",
     "ModelCapabilities",
@@ -92,6 +99,7 @@ __all__ = [
     "UserContentBlock",
     "UserMessage",
     "Violation",
+    "answer_unanswered",
     "assistant_message",
     "attachment_message",
     "block_from_api",
@@ -100,12 +108,15 @@ __all__ = [
     "ensure_tool_result_pairing",
     "final_text",
     "get_attachment_renderer",
+    "interrupted_result",
+    "interrupted_result_message",
     "message_from_dict",
     "message_to_dict",
     "meta_user_message",
     "normalize_messages_for_api",
     "register_attachment_renderer",
     "render_attachment",
+    "result_ids",
     "stable_tool_use_id",
     "system_message",
     "system_reminder",

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from .interruption import Interruption
+
 JSONObject: TypeAlias = dict[str, Any]
 
 
@@ -60,6 +62,9 @@ class ToolResultBlock:
     tool_use_id: str
     content: str | tuple[TextBlock | ImageBlock | DocumentBlock, ...] = ""
     is_error: bool = False
+    interrupted: Interruption | None = None
+    """Set when queryloop answered the call because it was interrupted (a stand-in, see
+    `messages.interruption`). Internal: persisted in transcripts, never sent to the API."""
     type: Literal["tool_result"] = "tool_result"
 
 

@@ -14,6 +14,7 @@ from .blocks import (
     ToolUseBlock,
     UserContentBlock,
 )
+from .interruption import Interruption
 from .types import (
     AssistantMessage,
     Attachment,
@@ -24,9 +25,6 @@ from .types import (
     TombstoneMessage,
     UserMessage,
 )
-
-INTERRUPTED_BY_USER = "[Request interrupted by user]"
-INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
 
 
 def user_message(
@@ -56,12 +54,55 @@ def tool_result_message(
     content: str | Iterable[TextBlock | ImageBlock | DocumentBlock],
     *,
     is_error: bool = False,
+    interrupted: Interruption | None = None,
 ) -> UserMessage:
-    """A user message holding exactly one tool_result."""
+    """A user message holding exactly one tool_result (`interrupted`: see
+    `ToolResultBlock.interrupted`)."""
     body = content if isinstance(content, str) else tuple(content)
-    return UserMessage(
-        content=(ToolResultBlock(tool_use_id=tool_use_id, content=body, is_error=is_error),)
+    block = ToolResultBlock(
+        tool_use_id=tool_use_id, content=body, is_error=is_error, interrupted=interrupted
     )
+    return UserMessage(content=(block,))
+
+
+def interrupted_result(tool_use_id: str, why: Interruption, tool_name: str = "") -> ToolResultBlock:
+    """The stand-in answer for a call interrupted before its tool answered: an is_error
+    result with `why`'s text, flagged `interrupted` (every such answer is built here)."""
+    return ToolResultBlock(
+        tool_use_id=tool_use_id, content=why.text(tool_name), is_error=True, interrupted=why
+    )
+
+
+def interrupted_result_message(
+    tool_use_id: str, why: Interruption, tool_name: str = ""
+) -> UserMessage:
+    """A user message holding exactly one `interrupted_result`."""
+    return UserMessage(content=(interrupted_result(tool_use_id, why, tool_name),))
+
+
+def answer_unanswered(
+    tool_uses: Iterable[ToolUseBlock], answered: Iterable[str], why: Interruption
+) -> list[UserMessage]:
+    """One stand-in result message (`interrupted_result`) for each of `tool_uses` whose id is
+    not in `answered`, in order and once per id, so the array stays valid after an interrupt."""
+    seen = set(answered)
+    out: list[UserMessage] = []
+    for use in tool_uses:
+        if use.id not in seen:
+            seen.add(use.id)
+            out.append(interrupted_result_message(use.id, why, use.name))
+    return out
+
+
+def result_ids(messages: Iterable[Message]) -> set[str]:
+    """The tool_use ids the tool_results in `messages` answer."""
+    return {
+        block.tool_use_id
+        for message in messages
+        if isinstance(message, UserMessage) and not isinstance(message.content, str)
+        for block in message.content
+        if isinstance(block, ToolResultBlock)
+    }
 
 
 def assistant_message(
@@ -138,11 +179,6 @@ def attachment_message(type: str, **data: Any) -> AttachmentMessage:
 def tombstone(target_uuid: str, reason: str = "") -> TombstoneMessage:
     """A tombstone voiding `target_uuid`."""
     return TombstoneMessage(target_uuid=target_uuid, reason=reason)
-
-
-def synthetic_tool_result(tool_use: ToolUseBlock, reason: str) -> ToolResultBlock:
-    """An error result for a tool call that never ran or never finished."""
-    return ToolResultBlock(tool_use_id=tool_use.id, content=reason, is_error=True)
 
 
 def text_of(message: UserMessage | AssistantMessage) -> str:

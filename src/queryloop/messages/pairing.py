@@ -11,18 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from .api_types import ApiContentBlock, ApiMessage
-
-INTERRUPTED_TOOL_RESULT = "Tool call was interrupted before it produced a result."
+from .blocks import block_to_api
+from .constructors import interrupted_result
+from .interruption import Interruption
 
 
 def synthetic_error_result(tool_use_id: str) -> ApiContentBlock:
-    """The is_error tool_result that stands in for a result that never arrived."""
-    return {
-        "type": "tool_result",
-        "tool_use_id": tool_use_id,
-        "content": INTERRUPTED_TOOL_RESULT,
-        "is_error": True,
-    }
+    """The is_error tool_result that stands in for a result that never arrived (wire form:
+    the `interrupted` flag stays behind)."""
+    return block_to_api(interrupted_result(tool_use_id, Interruption.UNPAIRED))
 
 
 def _first_results(messages: list[ApiMessage]) -> dict[str, ApiContentBlock]:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from .blocks import (
     AssistantContentBlock,
     ContentBlock,
+    ToolResultBlock,
     UserContentBlock,
     block_from_api,
     block_to_api,
 )
+from .interruption import Interruption, legacy_interruption
 from .types import (
     AssistantMessage,
     Attachment,
@@ -45,7 +48,29 @@ def _common(message: Message) -> dict[str, Any]:
 
 
 def _blocks(content: str | tuple[ContentBlock, ...]) -> str | list[dict[str, Any]]:
-    return content if isinstance(content, str) else [block_to_api(b) for b in content]
+    return content if isinstance(content, str) else [_block_to_dict(b) for b in content]
+
+
+def _block_to_dict(block: ContentBlock) -> dict[str, Any]:
+    """The wire form plus the internal fields a transcript keeps (a result's `interrupted`)."""
+    data = block_to_api(block)
+    if isinstance(block, ToolResultBlock) and block.interrupted is not None:
+        data["interrupted"] = block.interrupted.value
+    return data
+
+
+def _block_from_dict(data: Mapping[str, Any]) -> ContentBlock:
+    block = block_from_api(data)
+    if not isinstance(block, ToolResultBlock):
+        return block
+    stored = data.get("interrupted")
+    why = (
+        Interruption(stored)
+        if stored is not None
+        # Written before the flag existed: the text is all there is (`legacy_interruption`).
+        else legacy_interruption(block.content, is_error=block.is_error)
+    )
+    return block if why is None else replace(block, interrupted=why)
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
@@ -97,14 +122,14 @@ def _common_kwargs(data: Mapping[str, Any]) -> dict[str, Any]:
 def _user_content(raw: Any) -> str | tuple[UserContentBlock, ...]:
     if isinstance(raw, str):
         return raw
-    blocks = tuple(block_from_api(b) for b in raw)
+    blocks = tuple(_block_from_dict(b) for b in raw)
     return blocks  # type: ignore[return-value]
 
 
 def _assistant_content(raw: Any) -> tuple[AssistantContentBlock, ...]:
     if isinstance(raw, str):
         raw = [{"type": "text", "text": raw}]
-    return tuple(block_from_api(b) for b in raw)  # type: ignore[misc]
+    return tuple(_block_from_dict(b) for b in raw)  # type: ignore[misc]
 
 
 def message_from_dict(data: Mapping[str, Any]) -> Message:

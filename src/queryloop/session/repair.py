@@ -5,10 +5,10 @@ What a kill can leave, and what loading does about it:
 - a truncated or garbled line (the record in flight): skipped and reported;
 - a record kind this version does not know: skipped (newer writers may add kinds);
 - a message written twice (a retried append): the later copy is dropped by uuid;
-- a tool_use whose tool_result never arrived (killed during the tool call): a synthetic
-  `is_error` tool_result is inserted right after the assistant message and ALSO appended to
-  the file (with `"repair": true` and the assistant message as its parent) so the transcript
-  stays consistent and a second load finds nothing to repair.
+- a tool_use whose tool_result never arrived (killed during the tool call): a stand-in
+  `is_error` tool_result (`Interruption.RESUMED`) is inserted right after the assistant
+  message and ALSO appended to the file (with `"repair": true` and the assistant message as
+  its parent) so the transcript stays consistent and a second load finds nothing to repair.
 
 The array is rebuilt from the last compact boundary onward (everything before it is summarised
 after it) and tombstoned messages are removed.
@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..messages.blocks import ToolResultBlock, ToolUseBlock
+from ..messages.constructors import interrupted_result
+from ..messages.interruption import Interruption
 from ..messages.serialization import MessageDecodeError, message_from_dict
 from ..messages.types import (
     AssistantMessage,
@@ -36,7 +38,8 @@ from ..messages.usage import Usage
 from .store import SessionNotFoundError
 from .transcript import TIMING_RECORD, Transcript
 
-INTERRUPTED_TOOL_RESULT = "[Tool execution was interrupted; the session was resumed]"
+INTERRUPTED_TOOL_RESULT = Interruption.RESUMED.text()
+"""The text of the loader's stand-in results (kept for callers; `Interruption.RESUMED`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,10 +237,7 @@ def repair_orphans(messages: list[Message]) -> tuple[list[Message], list[tuple[s
     inserted: list[tuple[str, Message]] = []
     out = list(messages)
     for index, uses in reversed(orphans):
-        blocks = tuple(
-            ToolResultBlock(tool_use_id=u.id, content=INTERRUPTED_TOOL_RESULT, is_error=True)
-            for u in uses
-        )
+        blocks = tuple(interrupted_result(u.id, Interruption.RESUMED, u.name) for u in uses)
         fix = UserMessage(content=blocks, is_meta=True)
         out.insert(index + 1, fix)
         inserted.append((messages[index].uuid, fix))

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from ..abort import AbortSignal
 from ..errors import QueryloopError
 from ..messages.blocks import DocumentBlock, ImageBlock, TextBlock, ToolUseBlock
+from ..messages.interruption import Interruption
 from ..messages.types import Message
 from ..tasks.manager import TaskManager
 from .services import FileTextSnapshot, HiddenPaths, SubagentService
@@ -58,6 +59,9 @@ class ToolResult:
     is_error: bool = False
     data: Any = None
     new_messages: tuple[Message, ...] = ()
+    interrupted: Interruption | None = None
+    """Set by a tool that stopped on the abort signal before it finished: its result is a
+    stand-in (`ToolResultBlock.interrupted`), so resume may redo the call."""
 
 
 @dataclass(slots=True)

@@ -261,7 +261,9 @@ def _result_message(block: ToolUseBlock, tool: Tool | None, result: ToolResult) 
         # results above `max_result_chars` to a file with a preview before the model sees
         # them, so the full output stays readable instead of being cut.
         content = truncate_content(content, tool.max_result_chars * HARD_CAP_FACTOR)
-    return tool_result_message(block.id, content, is_error=result.is_error)
+    return tool_result_message(
+        block.id, content, is_error=result.is_error, interrupted=result.interrupted
+    )
 
 
 def _denial_message(block: ToolUseBlock, denied: _Denied) -> Message:

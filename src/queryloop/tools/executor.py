@@ -19,12 +19,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..messages.blocks import ToolResultBlock, ToolUseBlock
-from ..messages.constructors import INTERRUPTED_FOR_TOOL_USE
+from ..messages.constructors import interrupted_result_message
+from ..messages.interruption import Interruption
 from ..messages.types import Message, ProgressMessage, UserMessage
 from .base import PermissionChecker, Tool, ToolContext, ToolHooks
 from .execution import CallOutcome, error_result_message, find_tool, run_tool_call
@@ -75,6 +76,11 @@ def _is_result(message: Message) -> bool:
     if not isinstance(message, UserMessage) or isinstance(message.content, str):
         return False
     return any(isinstance(b, ToolResultBlock) for b in message.content)
+
+
+def _aborted(call: _Call) -> Message:
+    """The stand-in result of a call the abort stopped or never started."""
+    return interrupted_result_message(call.block.id, Interruption.TOOLS_ABORTED, call.block.name)
 
 
 def _cancels_siblings(outcome: CallOutcome) -> bool:
@@ -129,10 +135,10 @@ class StreamingToolExecutor:
         call = _Call(block=block, safe=is_call_concurrency_safe(block, self._tools))
         self._calls.append(call)
         if self._ctx.abort.aborted or self.aborted:
-            self._finish_unrun(call, INTERRUPTED_FOR_TOOL_USE)
+            self._finish_unrun(call, _aborted(call))
             self.aborted = True
         elif self._sibling_error is not None:
-            self._finish_unrun(call, self._sibling_error)
+            self._finish_unrun(call, error_result_message(call.block.id, self._sibling_error))
         else:
             self._ensure_abort_watch()
             self._schedule()
@@ -258,8 +264,8 @@ class StreamingToolExecutor:
             self.stop_reason = call.outcome.stop_reason
         if _cancels_siblings(call.outcome) and self._sibling_error is None:
             tool_name = call.outcome.tool.name if call.outcome.tool else call.block.name
-            self._sibling_error = SIBLING_CANCELLED.format(tool=tool_name)
-            self._cancel_unfinished(self._sibling_error)
+            text = self._sibling_error = SIBLING_CANCELLED.format(tool=tool_name)
+            self._cancel_unfinished(lambda other: error_result_message(other.block.id, text))
         if not self._discarded:
             self._schedule()
         if not self.has_unfinished:
@@ -275,17 +281,17 @@ class StreamingToolExecutor:
             self._ctx.observer.tool_finished(call.block, call.results)
         self._changed.set()
 
-    def _finish_unrun(self, call: _Call, text: str) -> None:
-        """Give a call that will not (or no longer) run its error result."""
+    def _finish_unrun(self, call: _Call, result: Message) -> None:
+        """Give a call that will not (or no longer) run its error `result`."""
         if call.task is not None and not call.task.done():
             call.task.cancel()
-        call.results = [error_result_message(call.block.id, text)]
+        call.results = [result]
         self._mark_done(call)
 
-    def _cancel_unfinished(self, text: str) -> None:
+    def _cancel_unfinished(self, result: Callable[[_Call], Message]) -> None:
         for call in itertools.islice(self._calls, self._next_yield, None):
             if call.status in (CallStatus.QUEUED, CallStatus.RUNNING):
-                self._finish_unrun(call, text)
+                self._finish_unrun(call, result(call))
 
     # -- abort -------------------------------------------------------------------------
 
@@ -303,7 +309,7 @@ class StreamingToolExecutor:
         if self._discarded:
             return
         self.aborted = True
-        self._cancel_unfinished(INTERRUPTED_FOR_TOOL_USE)
+        self._cancel_unfinished(_aborted)
 
 
 async def run_tools(

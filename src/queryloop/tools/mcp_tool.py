@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as mt
 from pydantic import BaseModel, ConfigDict
 
+from ..messages.interruption import Interruption
 from .base import (
     DEFAULT_MAX_RESULT_CHARS,
     PASSTHROUGH,
@@ -83,7 +84,8 @@ class McpTool:
                 with contextlib.suppress(asyncio.CancelledError):
                     await call
         if call.cancelled():
-            yield ToolResult(f"{self.name} was interrupted by the user", is_error=True)
+            stopped = Interruption.TOOL_STOPPED
+            yield ToolResult(stopped.text(self.name), is_error=True, interrupted=stopped)
         else:
             yield call.result()
 
