@@ -1,5 +1,10 @@
 """Suite-wide settings.
 
+Every test runs with its own, empty `$QUERYLOOP_HOME` and managed-settings path, so tests never
+read or write the user's `~/.queryloop` and tests running at the same time in other
+pytest-xdist workers never see each other's settings, sessions or trust records. Tests that
+need a particular home still set `QUERYLOOP_HOME` themselves (that wins: it runs later).
+
 Hypothesis: in CI (the `CI` environment variable is set) the property tests run a fixed,
 derandomized set of examples, so a green commit stays green; locally they explore new
 examples on every run and keep failures in `.hypothesis/`.
@@ -15,6 +20,16 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _own_queryloop_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh home per test, outside tmp_path so tests that list tmp_path do not see it."""
+    home = tmp_path_factory.mktemp("queryloop-home")
+    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
+    monkeypatch.setenv("QUERYLOOP_MANAGED_SETTINGS", str(home / "managed-settings.json"))
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,8 @@ from queryloop.testing import MessagesServer
 ray = pytest.importorskip("ray")
 
 # Ray's start-up and twenty worker sessions on two cores: more than the suite's default.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+# One xdist worker runs the whole module, so the module's local Ray starts once.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("ray")]
 KILLED = ("t03", "t11")
 TASKS = 20
 

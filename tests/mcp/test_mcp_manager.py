@@ -221,17 +221,31 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes], limit: float = 20) 
     raise AssertionError("the HTTP MCP server did not start listening")
 
 
+def _start_http_server() -> tuple[int, subprocess.Popen[bytes]]:
+    """Start the server on a free port; try another if a test in a parallel worker took it
+    between our probe and the server's bind (the server then exits at once)."""
+    for _ in range(3):
+        port = _free_port()
+        proc = subprocess.Popen(
+            [sys.executable, str(SERVERS / "echo_server.py"), "http", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for_port(port, proc)
+        except AssertionError:
+            proc.kill()
+            proc.wait(timeout=10)
+            continue
+        return port, proc
+    raise AssertionError("the HTTP MCP server did not start on any of three free ports")
+
+
 @pytest.fixture
 def http_port() -> Iterator[int]:
     """A real streamable-HTTP MCP server on 127.0.0.1 in a subprocess."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVERS / "echo_server.py"), "http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    port, proc = _start_http_server()
     try:
-        _wait_for_port(port, proc)
         yield port
     finally:
         proc.terminate()

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from report_session import RecordedSession
 from rich.console import Console
 
@@ -19,6 +20,9 @@ from queryloop.cli.commands import parse_slash
 from queryloop.report import read_timeline
 from queryloop.report.figures import timeline_figure
 from queryloop.testing import MessagesServer, text, turn
+
+# The recorded session is made once per worker: one worker runs all the report tests.
+pytestmark = pytest.mark.xdist_group("report")
 
 
 def write_sidechain(folder: Path, agent_id: str, parent_tool_use_id: str, t0: float) -> None:

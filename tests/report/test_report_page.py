@@ -15,6 +15,9 @@ from queryloop.cli.main import main
 from queryloop.report import read_timeline, write_report
 from queryloop.report.page import CHART_IDS, summary
 
+# The recorded session is made once per worker: one worker runs all the report tests.
+pytestmark = pytest.mark.xdist_group("report")
+
 CHROMIUM = Path(os.environ.get("QUERYLOOP_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
     "--headless",

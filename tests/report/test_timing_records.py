@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from report_session import RecordedSession
 
 from queryloop.report import read_timeline
 from queryloop.report.model import EventKind, RequestOutcome
 from queryloop.session import load_transcript
 from queryloop.session.timing import TimingEvent
+
+# The recorded session is made once per worker: one worker runs all the report tests.
+pytestmark = pytest.mark.xdist_group("report")
 
 
 def timing_records(path: Path) -> list[dict[str, object]]:
