@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +39,8 @@ _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?P<yaml>.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 
 
-class SkillSource(StrEnum):
-    """Where a skill was found."""
-
-    USER = "user"
-    PROJECT = "project"
+SkillSource = FileScope
+"""Where a skill was found: the scope `config.discovery` found its folder at."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +95,12 @@ class SkillSet:
         return {name: skill.description for name, skill in sorted(self.skills.items())}
 
 
-_SOURCES = {FileScope.USER: SkillSource.USER, FileScope.PROJECT: SkillSource.PROJECT}
-
-
 def load_skills(cwd: Path, home: Path, *, trusted: bool) -> SkillSet:
     """Every usable skill in the user's and (if trusted) the project's skills folder."""
     found: dict[str, Skill] = {}
     problems: list[SkillProblem] = []
     for file in skill_files(cwd, home, trusted=trusted):
-        skill = _load_one(file.path, _SOURCES[file.scope], problems)
+        skill = _load_one(file.path, file.scope, problems)
         if skill is not None and skill.name not in found:
             found[skill.name] = skill
     return SkillSet(found, tuple(problems))
