@@ -19,6 +19,7 @@ from ..loop.events import (
     LoopEvent,
     MessageEvent,
     RequestStart,
+    StreamDelta,
     TerminalEvent,
     TransitionEvent,
 )
@@ -28,6 +29,7 @@ from ..messages.constructors import answer_unanswered, result_ids, tool_uses_of
 from ..messages.interruption import Interruption
 from ..messages.types import AssistantMessage, Message
 from ..messages.usage import Usage
+from ..providers.base import MessageComplete
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
 from ..tasks import TaskManager
 from .assembly import assemble
@@ -249,7 +251,7 @@ class Agent:
             self.last_terminal = terminal
             yield terminal
             return
-        turn = 0
+        turn, streaming = 0, False
         try:
             async for event in query(runtime.params, session.messages):
                 session.apply(event)
@@ -258,9 +260,10 @@ class Agent:
                     turn = event.turn
                 elif isinstance(event, TerminalEvent):
                     self.last_terminal = event
+                streaming = _still_streaming(event, streaming)
                 yield event
         except (asyncio.CancelledError, GeneratorExit):
-            self._repair_after_cancel(turn)
+            self._repair_after_cancel(turn, streaming=streaming)
             raise
 
     @property
@@ -413,13 +416,25 @@ class Agent:
 
     # ---- bookkeeping --------------------------------------------------------------------
 
-    def _repair_after_cancel(self, turn: int) -> None:
+    def _repair_after_cancel(self, turn: int, *, streaming: bool) -> None:
         """Cancelled mid-turn: answer every unanswered tool_use so the array stays valid,
-        and close the prompt in the session."""
+        and close the prompt in the session with the loop's own rule for the reason: during
+        the model's stream `aborted_streaming`, while its tool calls ran `aborted_tools`."""
         messages = self.session.messages
         uses = (b for m in messages if isinstance(m, AssistantMessage) for b in tool_uses_of(m))
-        for answer in answer_unanswered(uses, result_ids(messages), Interruption.CANCELLED):
+        answers = answer_unanswered(uses, result_ids(messages), Interruption.CANCELLED)
+        for answer in answers:
             self.session.append(answer)
-        self.session.end_prompt(
-            TerminalEvent(Terminal.ABORTED_STREAMING, turn=turn, detail="cancelled")
-        )
+        tools_ran = bool(answers) and not streaming
+        reason = Terminal.ABORTED_TOOLS if tools_ran else Terminal.ABORTED_STREAMING
+        self.session.end_prompt(TerminalEvent(reason, turn=turn, detail="cancelled"))
+
+
+def _still_streaming(event: LoopEvent, streaming: bool) -> bool:
+    """Whether the model's response is still streaming after `event` (a request started and
+    its message is not complete yet)."""
+    if isinstance(event, RequestStart):
+        return True
+    if isinstance(event, StreamDelta) and isinstance(event.event, MessageComplete):
+        return False
+    return streaming

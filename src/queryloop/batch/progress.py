@@ -27,6 +27,10 @@ class BatchSummary:
     cost_usd: float = 0.0
     usage: Usage = field(default_factory=Usage)
     resumed: int = 0
+    interrupted: bool = False
+    """The run was stopped by Ctrl-C (SIGINT) before every task had a result."""
+    stopped: int = 0
+    """Tasks that were running when the run was interrupted (a re-run resumes them)."""
 
     def add(self, result: BatchResult) -> None:
         """Count one result."""
@@ -55,7 +59,13 @@ class BatchSummary:
             f"({self.usage.cache_read_input_tokens:,} of "
             f"{self.usage.total_input_tokens:,} prompt tokens read from cache)",
         ]
-        if self.not_started:
+        if self.interrupted:
+            left = self.total - self.done - self.stopped
+            lines.append(
+                f"interrupted: {self.stopped} running tasks stopped, {left} not started "
+                "(run again to resume them)"
+            )
+        elif self.not_started:
             lines.append(f"not started: {self.not_started} (cost cap reached; run again to go on)")
         return "\n".join(lines) + "\n"
 

@@ -59,6 +59,7 @@ class BatchRun:
         self.summary = BatchSummary(total=len(self.tasks))
         self._lock = threading.Lock()
         self._progress: BatchProgress | None = None
+        self._running: set[str] = set()
 
     # ---- BatchHooks -----------------------------------------------------------------------
 
@@ -70,12 +71,15 @@ class BatchRun:
 
     def started(self, task: BatchTask) -> None:
         """Show it running."""
+        with self._lock:
+            self._running.add(task.id)
         if self._progress is not None:
             self._progress.started(task)
 
     def finished(self, result: BatchResult) -> None:
         """Append the result to the results file at once and count it."""
         with self._lock:
+            self._running.discard(result.task_id)
             self.results.append(result)
             self.summary.add(result)
         if self._progress is not None:
@@ -90,7 +94,11 @@ class BatchRun:
         return [t for t in self.tasks if t.id not in earlier], done
 
     def run(self) -> BatchSummary:
-        """Run what is left of the batch; the summary over all its results."""
+        """Run what is left of the batch; the summary over all its results.
+
+        Ctrl-C (KeyboardInterrupt) stops the run and still returns the summary, marked
+        `interrupted`: the tasks it stopped have no result line, and their transcripts end
+        in an aborted terminal, so a re-run resumes them (an interrupt is not an end)."""
         todo, done = self.pending()
         for result in done:
             self.summary.add(result)
@@ -102,9 +110,18 @@ class BatchRun:
             self._progress = progress
             try:
                 outcomes = self._execute(todo)
+            except KeyboardInterrupt:
+                return self._interrupted()
             finally:
                 self._progress = None
         self.summary.not_started = sum(1 for r in outcomes if r is None)
+        return self.summary
+
+    def _interrupted(self) -> BatchSummary:
+        with self._lock:
+            self.summary.interrupted = True
+            self.summary.stopped = len(self._running)
+            self.summary.not_started = self.summary.total - self.summary.done - len(self._running)
         return self.summary
 
     def _execute(self, todo: list[BatchTask]) -> list[BatchResult | None]:

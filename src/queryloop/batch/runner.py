@@ -3,7 +3,8 @@
 The transcript is the source of truth. Before running, the task's session transcript (if any)
 is read: when it already holds the task's prompt followed by a `terminal` record, the task
 finished (the process died before the result was written) and its result is rebuilt from the
-transcript without a model call; when it holds the prompt but no terminal after it, the
+transcript without a model call; when it holds the prompt but no terminal after it, or an
+interrupt's terminal (`aborted_streaming`, `aborted_tools`: Ctrl-C stopped the batch), the
 session is resumed (repair answers any interrupted tool call) and told to continue; otherwise
 the prompt runs. So running a task twice, or after a kill at any moment, is idempotent.
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..loop.reasons import Terminal
 from ..messages.usage import Usage
 from ..session.store import queryloop_home, session_path
 from ..session.timing import TimingEvent
@@ -25,9 +27,12 @@ from ..session.transcript import TIMING_RECORD
 from .tasks import BatchResult, BatchTask
 
 RESUME_PROMPT = (
-    "The session was interrupted before the task finished (its worker stopped). "
-    "Continue the task from where you left off."
+    "The session was interrupted before the task finished (its worker stopped or the batch "
+    "was interrupted). Continue the task from where you left off."
 )
+INTERRUPTED = frozenset({Terminal.ABORTED_STREAMING.value, Terminal.ABORTED_TOOLS.value})
+"""Terminals that are not an end: in a batch only an interrupt (Ctrl-C, a cancelled run)
+aborts a task, and the task resumes on the next run."""
 PREPARED_DIR = "batch-prepared"
 
 
@@ -47,8 +52,8 @@ class SessionState:
 
     @property
     def finished(self) -> bool:
-        """The prompt ran and its loop ended (any terminal)."""
-        return self.prompt_seen and self.terminal is not None
+        """The prompt ran and its loop ended (any terminal but an interrupt's)."""
+        return self.prompt_seen and self.terminal is not None and self.terminal not in INTERRUPTED
 
 
 def inspect_session(path: Path, prompt: str) -> SessionState:

@@ -98,4 +98,6 @@ def batch_command(argv: list[str], out: TextIO) -> int:
     )
     summary = run.run()
     out.write(summary.render())
+    if summary.interrupted:  # Ctrl-C: the summary, then the shell's 130
+        return ExitCode.INTERRUPTED
     return ExitCode.OK if summary.failed == 0 else ExitCode.ERROR
