@@ -45,7 +45,14 @@ EVENT_SYMBOLS = {
     EventKind.TERMINAL: ("square", "#b22222"),
     EventKind.COMPACTION: ("star", "#6a3d9a"),
 }
-_POSITIONS = ("top center", "bottom center")
+LABEL_PRIORITY = (
+    EventKind.TERMINAL,
+    EventKind.RECOVERY,
+    EventKind.COMPACTION,
+    EventKind.TRANSITION,
+)
+"""Whose label keeps its place when labels collide (see `labels.py`): the event traces are
+emitted in this order, and the page lays labels out in trace order."""
 _BASE_LAYOUT: dict[str, Any] = {
     "margin": {"l": 70, "r": 30, "t": 50, "b": 50},
     "legend": {"orientation": "h", "y": -0.25},
@@ -226,6 +233,8 @@ def timeline_figure(timeline: SessionTimeline) -> Figure:
             "type": "category",
             "categoryorder": "array",
             "categoryarray": list(reversed(rows)),
+            # Room under the bottom row, where an event label moved below its marker goes.
+            "range": [-0.9, len(rows) - 0.5],
             "automargin": True,
         },
         "showlegend": True,
@@ -360,7 +369,7 @@ def _tool_bars(
 
 def _event_markers(lane: Lane, row: str, t0: float) -> list[dict[str, Any]]:
     traces = []
-    for kind in EventKind:
+    for kind in LABEL_PRIORITY:
         events = [e for e in lane.events if e.kind is kind]
         if not events:
             continue
@@ -373,7 +382,7 @@ def _event_markers(lane: Lane, row: str, t0: float) -> list[dict[str, Any]]:
                 "x": [round(e.t - t0, 4) for e in events],
                 "y": [row] * len(events),
                 "text": [e.label for e in events],
-                "textposition": [_POSITIONS[i % 2] for i in range(len(events))],
+                "textposition": "top center",  # the page moves a label below if need be
                 "textfont": {"size": 10},
                 "customdata": [e.detail[:200] for e in events],
                 "hovertemplate": "%{text}<br>%{customdata}<br>at %{x:.3f}s<extra></extra>",

@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Any
 
 from .figures import Figure, context_figure, timeline_figure, tokens_figure
+from .labels import LAYOUT_LABELS_JS
 from .model import EventKind, RequestOutcome, SessionTimeline, ToolSpan
 
 CHART_IDS = ("context-chart", "tokens-chart", "timeline-chart")
@@ -63,12 +64,16 @@ def render_page(timeline: SessionTimeline) -> str:
 {_summary_table(timeline)}
 {divs}
 <script id="figures" type="application/json">{payload}</script>
-<script>
+<script>{LAYOUT_LABELS_JS}
 const figures = JSON.parse(document.getElementById("figures").textContent);
-for (const [id, fig] of Object.entries(figures)) {{
-  Plotly.newPlot(id, fig.data, fig.layout, {{responsive: true, displaylogo: false}});
-}}
-document.body.dataset.rendered = "true";
+const drawn = Object.entries(figures).map(([id, fig]) =>
+  Plotly.newPlot(id, fig.data, fig.layout, {{responsive: true, displaylogo: false}}));
+const timeline = document.getElementById("{CHART_IDS[2]}");
+Promise.all(drawn).then(() => {{
+  layoutEventLabels(timeline);
+  timeline.on("plotly_afterplot", () => layoutEventLabels(timeline));
+  document.body.dataset.rendered = "true";
+}});
 </script>
 </body></html>
 """
