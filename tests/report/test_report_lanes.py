@@ -19,7 +19,9 @@ from queryloop import Agent
 from queryloop.cli.commands import parse_slash
 from queryloop.report import read_timeline
 from queryloop.report.figures import timeline_figure
-from queryloop.testing import MessagesServer, text, turn
+from queryloop.report.model import EventKind
+from queryloop.session import session_path
+from queryloop.testing import MessagesServer, text, tool_use, turn
 
 # The recorded session is made once per worker: one worker runs all the report tests.
 pytestmark = pytest.mark.xdist_group("report")
@@ -106,3 +108,68 @@ def test_slash_report_writes_the_page(tmp_path: Path, monkeypatch: Any) -> None:
     asyncio.run(go())
     assert f"report: {target}" in out.getvalue()
     assert target.stat().st_size > 1_000_000
+
+
+def _results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        b
+        for m in body["messages"]
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+
+
+def _subagent_model(body: dict[str, Any]) -> Any:
+    """The parent delegates once; the subagent (its first message says CHILD) lists the
+    folder and tries a Write that headless mode denies, then answers."""
+    child = "CHILD" in json.dumps(body["messages"][0])
+    done = bool(_results(body))
+    if child and not done:
+        return turn(
+            tool_use("LS", {"path": "."}),
+            tool_use("Write", {"file_path": "denied.txt", "content": "x"}),
+        )
+    if child:
+        return turn(text("child done"))
+    if not done:
+        return turn(tool_use("Agent", {"description": "look", "prompt": "CHILD: look around"}))
+    return turn(text("parent done"))
+
+
+def test_a_real_subagents_requests_and_tool_calls_fill_its_lane(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Issue 25.8: a subagent's sidechain carries the timing records the main thread writes,
+    so its lane shows its requests and its tool calls, the denied one as denied."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    home = tmp_path / "home"
+
+    async def go() -> Path:
+        with MessagesServer(_subagent_model) as server:
+            agent = Agent("claude-sonnet-5-5", base_url=server.base_url, cwd=tmp_path, home=home)
+            try:
+                result = await agent.run("delegate")
+                assert result.text == "parent done"
+            finally:
+                await agent.aclose()
+        return session_path(agent.session_id, tmp_path, home)
+
+    timeline = read_timeline(asyncio.run(go()))
+    main, lane = timeline.lanes
+    [agent_call] = main.tools
+    assert lane.parent_tool_use_id == agent_call.tool_use_id
+    assert lane.has_timing and len(lane.requests) == 2
+    assert all(r.end is not None and r.usage.output_tokens > 0 for r in lane.requests)
+    tools = {t.name: t for t in lane.tools}
+    assert sorted(tools) == ["LS", "Write"]
+    assert not tools["LS"].is_error and tools["Write"].denied
+    assert all(t.end is not None and t.request == lane.requests[0].request for t in tools.values())
+    # Inside the parent's Agent call, on the parent's axis.
+    assert agent_call.start <= min(t.start for t in lane.tools)
+    assert agent_call.end is not None and max(t.end or 0 for t in lane.tools) <= agent_call.end
+    assert [e.label for e in lane.events if e.kind is EventKind.TERMINAL] == ["completed"]
+    figure = timeline_figure(timeline)
+    denied = [d for d in figure["data"] if d["name"] == "tool denied"]
+    [row] = [row for d in denied for row in d["y"]]
+    assert row.startswith(f"↳ {lane.label} · tools ")

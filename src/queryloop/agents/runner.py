@@ -41,6 +41,7 @@ from ..messages.usage import Usage
 from ..providers.base import MessageComplete
 from ..providers.models import ALIASES, cost_usd, get_model_info
 from ..session import LoadedSession, Transcript
+from ..session.timing import TimingRecorder
 from ..tools.base import Tool, ToolContext
 from ..tools.deferred import partition_tools
 from .definitions import GENERAL_PURPOSE_AGENT, AgentDefinition
@@ -143,9 +144,11 @@ def child_context(
     *,
     subagents: SubagentHost | None = None,
     agent_id: str | None = None,
+    observer: TimingRecorder | None = None,
 ) -> ToolContext:
     """The subagent's own tool state: same folders and env, its own cwd, reads and todos;
-    its own `subagents` host and `agent_id` (None: the runner's caller gives none)."""
+    its own `subagents` host, `agent_id` and timing `observer` (None: the runner's caller
+    gives none)."""
     return ToolContext(
         cwd=parent.cwd,
         abort=abort,
@@ -160,6 +163,7 @@ def child_context(
         loaded_deferred_tools=list(parent.loaded_deferred_tools),
         file_snapshots=dict(parent.file_snapshots),
         original_cwd=parent.original_cwd,
+        observer=observer,
     )
 
 
@@ -235,6 +239,7 @@ class SubagentRun:
         self.abort = AbortSignal()
         self.outcome: SubagentOutcome | None = None
         self.transcript: Transcript | None = None
+        self.timing: TimingRecorder | None = None
         self._usage = Usage()
         self._cost = 0.0
         self._responses = 0
@@ -247,7 +252,9 @@ class SubagentRun:
         tools = child_tools(host, definition)
         permission = child_permission(host.permission, definition)
         own = host.child(agent_id=self.agent_id, tools=tools, permission=permission)
-        ctx = child_context(self.parent_ctx, self.abort, subagents=own, agent_id=self.agent_id)
+        ctx = child_context(
+            self.parent_ctx, self.abort, subagents=own, agent_id=self.agent_id, observer=self.timing
+        )
         self.thread = build_thread(
             child_options(host, definition, self.model, tools),
             provider=host.provider,
@@ -296,6 +303,7 @@ class SubagentRun:
         self.transcript = open_sidechain(
             self.host.sidechain_dir, self.agent_id, self._meta(), resumed=self.resumed
         )
+        self.timing = self._timing()
         watcher = self._watch_parent_abort()
         terminal: TerminalEvent | None = None
         messages: list[Message] = list(self.resumed.messages) if self.resumed else []
@@ -332,7 +340,18 @@ class SubagentRun:
         new.extend(await get_attachment_messages(self.prompt, context, [*earlier, *new]))
         return new
 
+    def _timing(self) -> TimingRecorder | None:
+        """Timing records in the sidechain, written as the main thread writes its own (the
+        session report draws the subagent's lane from them)."""
+        if self.transcript is None:
+            return None
+        return TimingRecorder(
+            self.transcript.append_record, session_id=lambda: self.agent_id, cost=_cost
+        )
+
     def _observe(self, event: Any) -> dict[str, Any] | None:
+        if self.timing is not None:
+            self.timing.observe(event)
         if isinstance(event, MessageEvent):
             self._persist(event.message)
             if isinstance(event.message, AssistantMessage):

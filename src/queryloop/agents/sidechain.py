@@ -4,7 +4,8 @@ Layout (Claude Code's): `<project>/<session-id>/subagents/agent-<agent-id>.jsonl
 record is a `meta` record linking it to its parent: `sidechain: true`, `agent_id`,
 `agent_type`, `parent_session_id`, `parent_tool_use_id`, `depth`, `description`. Every
 message is appended as it is created (kill -9 safe, like the main transcript), with `usage`
-records per response; `Agent` with `resume: <agent-id>` continues it.
+records per response and `timing` records (the session report's lane for the subagent);
+`Agent` with `resume: <agent-id>` continues it.
 """
 
 from __future__ import annotations
