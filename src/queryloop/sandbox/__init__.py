@@ -1,0 +1,23 @@
+"""queryloop.sandbox: an OS sandbox for Bash commands (Linux, bubblewrap).
+
+`SandboxPolicy` says what a sandboxed command may touch; `Sandbox` is a session's sandbox
+(the availability probe, the warn-once, the network proxy) and turns a shell command line
+into the one to spawn (`Sandbox.launch`). See docs/sandbox.md.
+"""
+
+from .bwrap import bwrap_argv, plan_mounts
+from .domains import DomainFilter, DomainPattern
+from .policy import SandboxPolicy, SandboxUnavailableError
+from .service import Launch, Sandbox, launch_command
+
+__all__ = [
+    "DomainFilter",
+    "DomainPattern",
+    "Launch",
+    "Sandbox",
+    "SandboxPolicy",
+    "SandboxUnavailableError",
+    "bwrap_argv",
+    "launch_command",
+    "plan_mounts",
+]

@@ -1,0 +1,72 @@
+"""What a sandboxed command may touch: `SandboxPolicy`, built once per session from the
+`sandbox` settings (`config.settings`) by `agent.assembly`, and the error raised when the
+sandbox is required but cannot start."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import QueryloopError
+
+INSTALL_HINT = "install bubblewrap (`apt-get install bubblewrap`)"
+
+_COMPOUND = frozenset(";&|<>`$(){}\n")
+"""Characters that make a command more than one simple command: an excluded command must
+be the whole command line, or `docker ps; rm -rf ~` would leave the sandbox with it."""
+
+
+class SandboxUnavailableError(QueryloopError):
+    """The sandbox is enabled with `failIfUnavailable` and cannot start; says why and the fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """The boundary of every sandboxed Bash command (absolute paths, already resolved).
+
+    The working folders of the call are writable too; they are given per call (a `cd`
+    moves the shell, not the boundary), see `bwrap.bwrap_argv`.
+    """
+
+    allow_write: tuple[Path, ...] = ()
+    """`sandbox.filesystem.allowWrite` and `permissions.additionalDirectories`: writable
+    beyond the working folders."""
+    read_only: tuple[Path, ...] = ()
+    """`sandbox.filesystem.denyWrite` and the protected paths (settings files, .git/hooks,
+    ...): read-only even inside a writable folder."""
+    deny_read: tuple[Path, ...] = ()
+    """`sandbox.filesystem.denyRead`: unreadable (an empty folder, or /dev/null, over them)."""
+    allowed_domains: tuple[str, ...] = ()
+    """`sandbox.network.allowedDomains`; empty: no network at all."""
+    denied_domains: tuple[str, ...] = ()
+    """`sandbox.network.deniedDomains`: refused even when an allowed pattern matches."""
+    excluded_commands: tuple[str, ...] = ()
+    """`sandbox.excludedCommands`: commands that run outside the sandbox (and then ask as
+    any other command would)."""
+    fail_if_unavailable: bool = False
+    """`sandbox.failIfUnavailable`: stop the call instead of running it unsandboxed."""
+    auto_allow: bool = True
+    """`sandbox.autoAllowBashIfSandboxed`: a sandboxed command that would ask is allowed."""
+
+    @property
+    def network(self) -> bool:
+        """True when some host may be reached (through the proxy)."""
+        return bool(self.allowed_domains)
+
+    def excludes(self, command: str) -> bool:
+        """True when `command` is one simple command that an `excludedCommands` entry names:
+        `docker` or `docker *` (or `docker:*`) match `docker ...`; `git push` matches
+        `git push ...`. A compound command, or one that does not parse, stays sandboxed."""
+        if not self.excluded_commands or _COMPOUND.intersection(command):
+            return False
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return False
+        return any(_prefix_matches(entry, words) for entry in self.excluded_commands)
+
+
+def _prefix_matches(entry: str, words: list[str]) -> bool:
+    pattern = entry.strip().removesuffix(":*").removesuffix(" *").removesuffix("*").split()
+    return bool(pattern) and words[: len(pattern)] == pattern

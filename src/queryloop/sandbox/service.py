@@ -1,0 +1,191 @@
+"""`Sandbox`: the session's sandbox as the Bash tool and background tasks use it.
+
+It holds the policy and what is learned while the session runs: whether bwrap can start
+here (probed once), whether the user was told it cannot (once), the proxy (started on the
+first command that may use the network, closed with the session) and the placeholders
+bwrap made for read-only paths that did not exist (removed when no sandboxed command runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .bridge import bridge_argv, proxy_env
+from .bwrap import bwrap_argv, plan_mounts, probe_argv
+from .domains import DomainFilter
+from .policy import INSTALL_HINT, SandboxPolicy, SandboxUnavailableError
+from .proxy import DomainProxy
+
+PROBE_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How to start one command: the argv and environment to spawn, and whether it is
+    sandboxed (False: excluded, or the sandbox could not start and it may run without)."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    sandboxed: bool
+
+
+class Sandbox:
+    """One session's sandbox (see the module docstring). `warn` hears, once, that the
+    sandbox cannot start and commands run unsandboxed."""
+
+    def __init__(
+        self,
+        policy: SandboxPolicy,
+        *,
+        warn: Callable[[str], None] | None = None,
+        bwrap: str | None = None,
+    ) -> None:
+        self.policy = policy
+        self._warn = warn
+        self._bwrap = bwrap
+        self._unavailable: str | None = None
+        self._probed = False
+        self._warned = False
+        self._lock = threading.Lock()
+        self._proxy = (
+            DomainProxy(DomainFilter.of(policy.allowed_domains, policy.denied_domains))
+            if policy.network
+            else None
+        )
+        self._running = 0
+        self._placeholders: set[Path] = set()
+
+    def covers(self, command: str) -> bool:
+        """True when `command` will run sandboxed: not excluded, and the sandbox works here
+        (probed on first use; what `autoAllowBashIfSandboxed` asks before the call runs)."""
+        return not self.policy.excludes(command) and self.unavailable() is None
+
+    def unavailable(self) -> str | None:
+        """Why the sandbox cannot start here, or None when it can (probed once)."""
+        with self._lock:
+            if not self._probed:
+                self._unavailable = _probe(self._find_bwrap())
+                self._probed = True
+        return self._unavailable
+
+    @contextlib.asynccontextmanager
+    async def launch(
+        self,
+        argv: Sequence[str],
+        *,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        working_dirs: Sequence[Path],
+        files: Sequence[Path] = (),
+    ) -> AsyncIterator[Launch]:
+        """The way to start `argv` (a shell running `command`) in `cwd`; `working_dirs` and
+        `files` are writable inside. Held open while the command runs. Raises
+        `SandboxUnavailableError` when the sandbox is required and cannot start."""
+        if self.policy.excludes(command):
+            yield Launch(tuple(argv), env, sandboxed=False)
+            return
+        bwrap = await self._available()
+        if bwrap is None:
+            yield Launch(tuple(argv), env, sandboxed=False)
+            return
+        inner, inner_env, binds = list(argv), dict(env), []
+        if self._proxy is not None:
+            await self._proxy.start()
+            inner = bridge_argv(self._proxy.socket_path, inner)
+            inner_env.update(proxy_env())
+            binds.append(self._proxy.folder)
+        plan = plan_mounts(self.policy, working_dirs, files, binds)
+        self._running += 1
+        self._placeholders.update(plan.placeholders)
+        try:
+            yield Launch(tuple(bwrap_argv(bwrap, plan, inner, cwd=cwd)), inner_env, sandboxed=True)
+        finally:
+            self._running -= 1
+            if self._running == 0:
+                self._remove_placeholders()
+
+    async def aclose(self) -> None:
+        """Close the proxy (the session ends)."""
+        if self._proxy is not None:
+            await self._proxy.aclose()
+
+    async def _available(self) -> str | None:
+        """bwrap's path when it works here; None (said once) or an error when it does not."""
+        reason = self.unavailable() if self._probed else await asyncio.to_thread(self.unavailable)
+        if reason is None:
+            return self._find_bwrap()
+        if self.policy.fail_if_unavailable:
+            raise SandboxUnavailableError(
+                f"The Bash sandbox cannot start: {self._unavailable}. sandbox.failIfUnavailable "
+                f"is set, so the command did not run. To fix it, {INSTALL_HINT} and make sure "
+                "it can create namespaces (`bwrap --ro-bind / / true` must succeed), or set "
+                "sandbox.failIfUnavailable to false to let commands run unsandboxed."
+            )
+        if not self._warned and self._warn is not None:
+            self._warned = True
+            self._warn(
+                f"the Bash sandbox (sandbox.enabled) cannot start: {self._unavailable}; Bash "
+                f"commands run UNSANDBOXED this session. To fix it, {INSTALL_HINT}; set "
+                "sandbox.failIfUnavailable to stop commands instead."
+            )
+        return None
+
+    def _find_bwrap(self) -> str | None:
+        return self._bwrap or shutil.which("bwrap")
+
+    def _remove_placeholders(self) -> None:
+        """The empty folders bwrap made as mount points for missing read-only paths."""
+        for path in sorted(self._placeholders, key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                path.rmdir()  # only when still empty
+        self._placeholders.clear()
+
+
+def _probe(bwrap: str | None) -> str | None:
+    """Why `bwrap` cannot make our namespaces here, or None when it can."""
+    if bwrap is None:
+        return "bwrap (bubblewrap) is not on PATH"
+    try:
+        done = subprocess.run(
+            probe_argv(bwrap),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{bwrap} could not be run ({exc})"
+    if done.returncode != 0:
+        reason = done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
+        return f"{bwrap} cannot create its namespaces here ({reason})"
+    return None
+
+
+@contextlib.asynccontextmanager
+async def launch_command(
+    sandbox: Sandbox | None,
+    argv: Sequence[str],
+    *,
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    working_dirs: Sequence[Path] = (),
+    files: Sequence[Path] = (),
+) -> AsyncIterator[Launch]:
+    """`sandbox.launch(...)`, or `argv` as it is when the session has no sandbox."""
+    if sandbox is None:
+        yield Launch(tuple(argv), env, sandboxed=False)
+        return
+    async with sandbox.launch(
+        argv, command=command, cwd=cwd, env=env, working_dirs=working_dirs, files=files
+    ) as launch:
+        yield launch
