@@ -18,7 +18,9 @@ from ..agents.wiring import build_subagents, build_tasks
 from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
+from ..config.discovery import PROJECT_DIR
 from ..config.memory import SessionContext
+from ..config.settings import managed_settings_path, user_settings_path
 from ..config.workspace import Workspace, load_workspace
 from ..context import RequestBuilder
 from ..context.queue import PromptQueue
@@ -31,6 +33,7 @@ from ..providers.base import ModelProvider
 from ..providers.factory import choose_provider, provider_for
 from ..providers.models import ModelInfo, get_model_info
 from ..providers.retry import DEFAULT_RETRY
+from ..sandbox import Sandbox, SandboxPolicy
 from ..session import (
     LoadedSession,
     RequestKind,
@@ -102,6 +105,9 @@ async def assemble(
     timing = build_timing(session, compact_config)
     session_dir = build_session_dir(transcript)
     tasks = build_tasks(session_dir)
+    sandbox = build_sandbox(options, workspace, home, notices)
+    if sandbox is not None:
+        exit_stack.push_async_callback(sandbox.aclose)
     tools = build_tools(options, mcp, workspace, skills, compact_config.context_window)
     permission = build_permission(options, workspace)
     hooks = build_hooks(options, workspace, session.session_id, transcript, permission, notices)
@@ -115,7 +121,7 @@ async def assemble(
         notify=notices.add,
     )  # fmt: skip
     tool_context = build_tool_context(
-        options, workspace, session_dir, skills, timing, tasks, subagents.host
+        options, workspace, session_dir, skills, timing, tasks, subagents.host, sandbox
     )
     checkpoints = build_checkpoints(tool_context)
     main = build_thread(
@@ -251,13 +257,16 @@ def build_tool_context(
     observer: TimingRecorder,
     tasks: TaskManager,
     subagents: SubagentHost,
+    sandbox: Sandbox | None = None,
 ) -> ToolContext:
     """The main thread's tool state: the folders it may read (the session folder holds
     spilled tool results the model is told to Read back; skills' folders), the env, the
-    timing observer, the session's background tasks and the host its subagents start from."""
+    timing observer, the session's background tasks, the host its subagents start from and
+    the Bash sandbox."""
     return ToolContext(
         tasks=tasks,
         subagents=subagents,
+        sandbox=sandbox,
         cwd=options.cwd,
         additional_dirs=[
             *workspace.settings.additional_directories,
@@ -267,6 +276,44 @@ def build_tool_context(
         session_dir=session_dir,
         env={**workspace.settings.env, **options.env},
         observer=observer,
+    )
+
+
+def build_sandbox(
+    options: AgentOptions, workspace: Workspace, home: Path, notices: Notices
+) -> Sandbox | None:
+    """The Bash sandbox of the `sandbox` settings (None when it is off). Writable besides
+    the working folder: `allowWrite` and `additionalDirectories`; read-only inside them:
+    `denyWrite` and the protected paths, so a sandboxed command cannot rewrite the rules
+    the agent runs under. That it cannot start is said once, as a notice."""
+    config = workspace.settings.sandbox
+    if not config.enabled:
+        return None
+    policy = SandboxPolicy(
+        allow_write=(*config.allow_write, *workspace.settings.additional_directories),
+        read_only=(*config.deny_write, *sandbox_protected_paths(options.cwd, home)),
+        deny_read=config.deny_read,
+        allowed_domains=config.allowed_domains,
+        denied_domains=config.denied_domains,
+        excluded_commands=config.excluded_commands,
+        fail_if_unavailable=config.fail_if_unavailable,
+        auto_allow=config.auto_allow,
+    )
+    return Sandbox(policy, warn=notices.add)
+
+
+def sandbox_protected_paths(cwd: Path, home: Path) -> tuple[Path, ...]:
+    """The files that decide what the agent may do or that run code later, read-only in the
+    sandbox: the settings files at every scope, `.mcp.json`, git's hooks and config."""
+    project = cwd / PROJECT_DIR
+    return (
+        project / "settings.json",
+        project / "settings.local.json",
+        user_settings_path(home),
+        managed_settings_path(),
+        cwd / ".mcp.json",
+        cwd / ".git" / "hooks",
+        cwd / ".git" / "config",
     )
 
 

@@ -164,6 +164,7 @@ def child_context(
         file_snapshots=dict(parent.file_snapshots),
         original_cwd=parent.original_cwd,
         observer=observer,
+        sandbox=parent.sandbox,  # a subagent's Bash is in the same sandbox
     )
 
 

@@ -33,6 +33,7 @@ from ..hooks.config import HooksConfig, parse_hooks
 from ..permissions.modes import PermissionMode, parse_mode
 from ..permissions.rules import PermissionRule, RuleBehavior, RuleSet
 from .discovery import PROJECT_DIR
+from .sandbox import SandboxMerger, SandboxSettings
 
 
 class SettingsScope(StrEnum):
@@ -53,7 +54,7 @@ class Severity(StrEnum):
 
 MANAGED_SETTINGS = Path("/etc/queryloop/managed-settings.json")
 TOP_LEVEL_KEYS = frozenset(
-    {"permissions", "hooks", "env", "model", "toolSearch", "trustedFolders", "$schema"}
+    {"permissions", "hooks", "env", "model", "toolSearch", "trustedFolders", "sandbox", "$schema"}
 )
 """Keys settings files may hold; any other is a warning (add new settings here)."""
 PERMISSION_KEYS = frozenset({"allow", "ask", "deny", "defaultMode", "additionalDirectories"})
@@ -107,6 +108,8 @@ class Settings:
     tool_search: str | int | None = None
     """`"toolSearch"`: when MCP tools go behind ToolSearch (`queryloop.context.tool_search`)."""
     trusted_folders: tuple[Path, ...] = ()
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    """`"sandbox"`: the Bash sandbox (`config.sandbox`, docs/sandbox.md)."""
     files: tuple[SettingsFile, ...] = ()
     problems: tuple[SettingsProblem, ...] = ()
     ignored: tuple[str, ...] = ()
@@ -199,6 +202,7 @@ class _Merger:
         self.model: str | None = None
         self.tool_search: str | int | None = None
         self.trusted_folders: list[Path] = []
+        self.sandbox = SandboxMerger()
         self.files: list[SettingsFile] = []
         self.problems: list[SettingsProblem] = []
         self.ignored: list[str] = []
@@ -215,6 +219,7 @@ class _Merger:
             model=self.model,
             tool_search=self.tool_search,
             trusted_folders=tuple(self.trusted_folders),
+            sandbox=self.sandbox.result(),
             files=tuple(self.files),
             problems=tuple(self.problems),
             ignored=tuple(self.ignored),
@@ -242,9 +247,25 @@ class _Merger:
             else:
                 self._problem(file, "model", "'model' must be a string")
         self._add_tool_search(file, data.get("toolSearch"))
+        self._add_sandbox(file, data.get("sandbox"), root, trusted)
         if file.scope is SettingsScope.USER:  # a project can never trust itself
             folders = self._str_list(file, data, "trustedFolders")
             self.trusted_folders.extend(Path(f).expanduser() for f in folders)
+
+    def _add_sandbox(self, file: SettingsFile, raw: object, root: Path, trusted: bool) -> None:
+        """The `sandbox` key (`config.sandbox`): an untrusted project may only tighten it."""
+
+        def problem(key: str, message: str, is_error: bool) -> None:
+            self._problem(file, key, message, Severity.ERROR if is_error else Severity.WARNING)
+
+        self.sandbox.add(
+            raw,
+            root=root,
+            trusted=trusted,
+            managed=file.scope is SettingsScope.MANAGED,
+            problem=problem,
+            ignore=lambda text: self.ignored.append(f"{file.path}: {text}"),
+        )
 
     def _add_tool_search(self, file: SettingsFile, value: object) -> None:
         if value is None:

@@ -22,11 +22,12 @@ import logging
 import secrets
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..sandbox import Sandbox
 from .events import TaskEvent, TaskEventKind, TaskStatus, TaskType
 from .shell import BackgroundShell
 
@@ -119,11 +120,16 @@ class TaskManager:
         description: str = "",
         owner: str | None = None,
         tool_use_id: str = "",
+        sandbox: Sandbox | None = None,
+        working_dirs: Sequence[Path] = (),
     ) -> BackgroundTask:
-        """Run `command` in the background; returns at once with the running task."""
+        """Run `command` in the background (in `sandbox` when given, `working_dirs` writable
+        there); returns at once with the running task."""
         task_id = self._new_id("b")
         path = self.output_dir / f"{task_id}.output"
-        shell = await BackgroundShell.spawn(command, cwd, env, path)
+        shell = await BackgroundShell.spawn(
+            command, cwd, env, path, sandbox=sandbox, working_dirs=working_dirs
+        )
 
         async def job(_task: BackgroundTask) -> TaskOutcome:
             code = await shell.wait()

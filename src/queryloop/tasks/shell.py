@@ -1,4 +1,5 @@
-"""A background shell command: own process group, output straight to a file."""
+"""A background shell command: own process group, output straight to a file; and the shell
+every command of ours runs in (`shell_path`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import contextlib
 import os
 import shutil
 import signal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
+
+from ..sandbox import Sandbox, launch_command
 
 STOP_GRACE_S = 2.0
 
@@ -21,36 +25,65 @@ def shell_path() -> str:
 class BackgroundShell:
     """One running command. stdout and stderr go to `output_path` (no pipe to fill up)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, output_path: Path) -> None:
+    def __init__(
+        self, proc: asyncio.subprocess.Process, output_path: Path, stack: AsyncExitStack
+    ) -> None:
         self.proc = proc
         self.output_path = output_path
+        self._stack = stack
 
     @classmethod
     async def spawn(
-        cls, command: str, cwd: Path, env: Mapping[str, str], output_path: Path
+        cls,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        output_path: Path,
+        *,
+        sandbox: Sandbox | None = None,
+        working_dirs: Sequence[Path] = (),
     ) -> BackgroundShell:
-        """Start `command` with bash (else sh) in a new session."""
+        """Start `command` with bash (else sh) in a new session, in `sandbox` when given
+        (`working_dirs` writable there); raises `SandboxUnavailableError` when the sandbox
+        is required and cannot start."""
         output_path.parent.mkdir(parents=True, exist_ok=True)
-        with output_path.open("wb") as out:
-            proc = await asyncio.create_subprocess_exec(
-                shell_path(),
-                "-c",
-                command,
-                cwd=str(cwd),
-                env=dict(env),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=out,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
+        stack = AsyncExitStack()
+        try:
+            launch = await stack.enter_async_context(
+                launch_command(
+                    sandbox,
+                    [shell_path(), "-c", command],
+                    command=command,
+                    cwd=cwd,
+                    env=env,
+                    working_dirs=working_dirs,
+                )
             )
-        return cls(proc, output_path)
+            with output_path.open("wb") as out:
+                proc = await asyncio.create_subprocess_exec(
+                    *launch.argv,
+                    cwd=str(cwd),
+                    env=dict(launch.env),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
+                )
+        except BaseException:
+            await stack.aclose()
+            raise
+        return cls(proc, output_path, stack)
 
     async def wait(self) -> int:
         """The exit code once the shell exits (negative: killed by that signal)."""
-        return await self.proc.wait()
+        try:
+            return await self.proc.wait()
+        finally:
+            await self._stack.aclose()
 
     async def stop(self) -> None:
-        """SIGTERM the whole process group, SIGKILL it if it is still there after a grace."""
+        """SIGTERM the whole process group, SIGKILL it if it is still there after a grace.
+        (In the sandbox the group is bwrap's: when it goes, the kernel ends the sandbox.)"""
         self._signal(signal.SIGTERM)
         try:
             await asyncio.wait_for(self.proc.wait(), STOP_GRACE_S)

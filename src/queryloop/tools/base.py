@@ -26,6 +26,7 @@ from ..errors import QueryloopError
 from ..messages.blocks import DocumentBlock, ImageBlock, TextBlock, ToolUseBlock
 from ..messages.interruption import Interruption
 from ..messages.types import Message
+from ..sandbox import Sandbox
 from ..tasks.manager import TaskManager
 from .services import FileTextSnapshot, HiddenPaths, SubagentService
 
@@ -120,6 +121,9 @@ class ToolContext:
     but must not shrink the folders the agent may work in."""
     observer: ToolObserver | None = None
     """Timing of tool calls for the transcript (see `queryloop.session.timing`)."""
+    sandbox: Sandbox | None = None
+    """The session's Bash sandbox (`queryloop.sandbox`, from the `sandbox` settings); None
+    when it is off. Bash and background shell tasks run inside it."""
 
     def __post_init__(self) -> None:
         if self.original_cwd is None:

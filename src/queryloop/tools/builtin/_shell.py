@@ -6,12 +6,14 @@ import asyncio
 import contextlib
 import os
 import shlex
-import shutil
 import signal
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from ...sandbox import Launch, Sandbox, launch_command
+from ...tasks.shell import shell_path
 
 CAPTURE_BYTES = 512 * 1024
 """Bytes kept from each end of a stream; the middle of a huge output is dropped early."""
@@ -72,21 +74,15 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def shell_path() -> str:
-    """bash when available (what models expect), else sh."""
-    return shutil.which("bash") or "/bin/sh"
-
-
-async def _spawn(script: str, cwd: Path, env: Mapping[str, str]) -> asyncio.subprocess.Process:
-    """Start the shell. The process runs before the pipes are connected: if we are
-    cancelled in between, asyncio would kill only the shell, so kill its group instead."""
+async def _spawn(launch: Launch, cwd: Path) -> asyncio.subprocess.Process:
+    """Start the shell (or bwrap running it). The process runs before the pipes are
+    connected: if we are cancelled in between, asyncio would kill only the shell, so kill
+    its group instead."""
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            shell_path(),
-            "-c",
-            script,
+            *launch.argv,
             cwd=str(cwd),
-            env=dict(env),
+            env=dict(launch.env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -106,24 +102,38 @@ def _kill_spawned(spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
 
 
 async def run_shell(
-    command: str, cwd: Path, env: Mapping[str, str], timeout_s: float
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    *,
+    sandbox: Sandbox | None = None,
+    working_dirs: Sequence[Path] = (),
 ) -> ShellOutcome:
-    """Run `command` in a new session (own process group) and capture its output.
+    """Run `command` in a new session (own process group) and capture its output; in
+    `sandbox` when given (`working_dirs` writable there).
 
     On timeout or cancellation the whole group is killed; cancellation still propagates.
+    Raises `SandboxUnavailableError` when the sandbox is required and cannot start.
     """
     fd, cwd_file = tempfile.mkstemp(prefix="queryloop-cwd-")
     os.close(fd)
-    # The EXIT trap records where the shell ended up, even after an explicit `exit`.
+    # The EXIT trap records where the shell ended up, even after an explicit `exit`. In the
+    # sandbox the record file is bound in writable (its /tmp is private).
     script = f"trap 'pwd -P >| {shlex.quote(cwd_file)} 2>/dev/null' EXIT\n{command}"
+    argv = [shell_path(), "-c", script]
     try:
-        proc = await _spawn(script, cwd, env)
-        out, err = _Capture(), _Capture()
-        readers = [
-            asyncio.create_task(_pump(proc.stdout, out)),
-            asyncio.create_task(_pump(proc.stderr, err)),
-        ]
-        timed_out = await _wait(proc, readers, timeout_s)
+        async with launch_command(
+            sandbox, argv, command=command, cwd=cwd, env=env,
+            working_dirs=working_dirs, files=[Path(cwd_file)],
+        ) as launch:  # fmt: skip
+            proc = await _spawn(launch, cwd)
+            out, err = _Capture(), _Capture()
+            readers = [
+                asyncio.create_task(_pump(proc.stdout, out)),
+                asyncio.create_task(_pump(proc.stderr, err)),
+            ]
+            timed_out = await _wait(proc, readers, timeout_s)
         final = Path(cwd_file).read_text(encoding="utf-8").strip() or None
         return ShellOutcome(out.text(), err.text(), proc.returncode, timed_out, final)
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -62,10 +63,18 @@ def find_task(ctx: ToolContext, task_id: str | None) -> BackgroundTask:
         raise ToolError(str(exc.args[0])) from exc
 
 
+def sandbox_writable(ctx: ToolContext) -> list[Path]:
+    """The folders a sandboxed command of this thread may write besides the policy's own
+    (`allowWrite`, `additionalDirectories`): the folder the session started in. Not every
+    working folder: the session folder and the skills' folders are for reading."""
+    return [ctx.original_cwd or ctx.cwd]
+
+
 async def start_in_background(
     command: str, description: str | None, ctx: ToolContext, env: Mapping[str, str], note: str
 ) -> ToolResult:
-    """Bash with run_in_background: start the command as a task and say how to follow it."""
+    """Bash with run_in_background: start the command as a task (in the session's sandbox,
+    when it has one) and say how to follow it."""
     manager = task_manager(ctx)
     task = await manager.start_shell(
         command,
@@ -74,6 +83,8 @@ async def start_in_background(
         description=description or command,
         owner=ctx.agent_id,
         tool_use_id=CURRENT_TOOL_USE_ID.get(),
+        sandbox=ctx.sandbox,
+        working_dirs=sandbox_writable(ctx),
     )
     text = (
         f"Command running in background with ID: {task.id}. Output is being written to: "

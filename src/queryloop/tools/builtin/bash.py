@@ -11,11 +11,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..base import BaseTool, ToolContext, ToolProgress, ToolResult
+from ...sandbox import SandboxUnavailableError
+from ..base import BaseTool, ToolContext, ToolError, ToolProgress, ToolResult
 from ..output import truncate_text
 from ._common import StrictInput, field_of, is_inside_working_dirs
 from ._shell import ShellOutcome, run_shell
-from .background import start_in_background
+from .background import sandbox_writable, start_in_background
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -120,10 +121,19 @@ class BashTool(BaseTool[BashInput]):
             note = f"The working directory {ctx.cwd} no longer exists; using {ctx.original_cwd}"
             ctx.cwd = ctx.original_cwd
         if input.run_in_background:
-            yield await start_in_background(input.command, input.description, ctx, env, note)
+            try:
+                yield await start_in_background(input.command, input.description, ctx, env, note)
+            except SandboxUnavailableError as exc:
+                raise ToolError(str(exc)) from exc
             return
         started_in = ctx.cwd
-        outcome = await run_shell(input.command, ctx.cwd, env, timeout_ms / 1000)
+        try:
+            outcome = await run_shell(
+                input.command, ctx.cwd, env, timeout_ms / 1000,
+                sandbox=ctx.sandbox, working_dirs=sandbox_writable(ctx),
+            )  # fmt: skip
+        except SandboxUnavailableError as exc:
+            raise ToolError(str(exc)) from exc
         notes = [n for n in (note, _follow_cwd(ctx, outcome.final_cwd, started_in)) if n]
         yield _result(input.command, outcome, timeout_ms, "\n".join(notes))
 

@@ -1,0 +1,124 @@
+"""The Bash tool and the CLI with the sandbox on: the tool context carries it, the CLI
+builds it from the settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from queryloop.sandbox import Sandbox, SandboxPolicy
+from queryloop.tasks import TaskManager
+from queryloop.testing import MessagesServer, text, tool_use, turn
+from queryloop.tools import ToolContext
+from queryloop.tools.builtin import BashTool
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "tools"))
+from tools_test_support import call
+
+
+@pytest.mark.usefixtures("bwrap")
+async def test_the_bash_tool_runs_in_the_context_sandbox(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "sibling").mkdir()
+    tasks = TaskManager(tmp_path / "tasks")
+    ctx = ToolContext(cwd=project, sandbox=Sandbox(SandboxPolicy()), tasks=tasks)
+    got = await call(
+        BashTool(), {"command": f"echo in > in.txt; echo out > {tmp_path}/sibling/out.txt"}, ctx
+    )
+    assert got.is_error and "No such file or directory" in got.text
+    assert (project / "in.txt").exists() and not (tmp_path / "sibling" / "out.txt").exists()
+    background = await call(
+        BashTool(),
+        {"command": f"echo bg > {tmp_path}/sibling/bg.txt", "run_in_background": True},
+        ctx,
+    )
+    assert not background.is_error
+    (task,) = tasks.all()
+    await tasks.wait(task.id, 30)
+    assert "No such file or directory" in task.output()
+    assert not (tmp_path / "sibling" / "bg.txt").exists()
+    await tasks.aclose()
+
+
+async def test_a_required_sandbox_that_cannot_start_is_an_error_the_model_reads(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    ctx = ToolContext(cwd=project, sandbox=Sandbox(SandboxPolicy(fail_if_unavailable=True)))
+    got = await call(BashTool(), {"command": "echo ran > ran.txt"}, ctx)
+    assert got.is_error and "The Bash sandbox cannot start" in got.text
+    assert "apt-get install bubblewrap" in got.text and not (project / "ran.txt").exists()
+
+
+def _cli(
+    base_url: str, tmp_path: Path, project: Path, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    environ.pop("QUERYLOOP_MODEL", None)
+    environ.update(
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY="test-key",
+        QUERYLOOP_HOME=str(tmp_path / "home"),
+        **env,
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "queryloop.cli.main", *args],
+        cwd=project, env=environ, capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+
+
+def _tool_results(body: dict[str, object]) -> list[str]:
+    out: list[str] = []
+    for message in body["messages"]:  # type: ignore[attr-defined]
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result":
+                out.append(json.dumps(block.get("content")))
+    return out
+
+
+@pytest.mark.usefixtures("bwrap")
+def test_print_mode_with_the_sandbox_enabled_in_settings(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "settings.json").write_text(
+        json.dumps({"sandbox": {"enabled": True, "failIfUnavailable": True}})
+    )
+    (tmp_path / "sibling").mkdir()
+    command = f"echo in > in.txt; echo out > {tmp_path}/sibling/out.txt; echo finished"
+    script = [turn(tool_use("Bash", {"command": command})), turn(text("Done."))]
+    with MessagesServer(script) as server:
+        done = _cli(server.base_url, tmp_path, project, "-p", "go", "--allowed-tools", "Bash")
+        assert all(v == [] for v in server.violations)
+    assert done.returncode == 0, done.stderr
+    assert (project / "in.txt").read_text() == "in\n"
+    assert not (tmp_path / "sibling" / "out.txt").exists()
+    result = _tool_results(server.requests[1])[-1]
+    assert "finished" in result and "No such file or directory" in result
+
+
+def test_print_mode_warns_once_when_the_sandbox_cannot_start(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "settings.json").write_text(json.dumps({"sandbox": {"enabled": True}}))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "sh"):
+        (bin_dir / tool).symlink_to(f"/bin/{tool}")
+    script = [
+        turn(tool_use("Bash", {"command": "echo one > one.txt"})),
+        turn(tool_use("Bash", {"command": "echo two > two.txt"})),
+        turn(text("Done.")),
+    ]
+    with MessagesServer(script) as server:
+        done = _cli(
+            server.base_url, tmp_path, project, "-p", "go", "--allowed-tools", "Bash",
+            PATH=str(bin_dir),
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (project / "one.txt").exists() and (project / "two.txt").exists()
+    assert done.stderr.count("cannot start") == 1, done.stderr
+    assert "UNSANDBOXED" in done.stderr and "apt-get install bubblewrap" in done.stderr
