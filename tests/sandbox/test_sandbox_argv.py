@@ -72,3 +72,27 @@ def test_a_missing_protected_path_gets_a_placeholder_only_where_writable(tmp_pat
 def test_missing_writable_folders_are_left_out(tmp_path: Path) -> None:
     plan = plan_mounts(SandboxPolicy(allow_write=(tmp_path / "nope",)), [tmp_path])
     assert [m.path for m in plan.mounts] == ["/tmp", str(tmp_path.resolve())]
+
+
+def test_the_folders_above_a_protected_path_are_pinned(tmp_path: Path) -> None:
+    """Each folder between the project and a protected path is a mount point (bound onto
+    itself), so it cannot be renamed away and recreated."""
+    project = tmp_path / "proj"
+    (project / ".git" / "hooks").mkdir(parents=True)
+    policy = SandboxPolicy(
+        read_only=(project / ".git" / "hooks", project / ".queryloop" / "a.json")
+    )
+    mounts = _pairs(bwrap_argv("bwrap", plan_mounts(policy, [project]), ["true"], cwd=project))
+    real = project.resolve()
+    assert mounts.index(("--bind", str(real))) < mounts.index(("--bind", str(real / ".git")))
+    assert mounts.index(("--bind", str(real / ".git"))) < mounts.index(
+        ("--ro-bind", str(real / ".git" / "hooks"))
+    )
+    # the missing .queryloop gets a placeholder; its parent is the project itself
+    assert ("--bind", str(real / ".queryloop")) not in mounts
+
+
+def test_capabilities_are_dropped() -> None:
+    argv = bwrap_argv("bwrap", plan_mounts(SandboxPolicy(), []), ["true"], cwd=Path("/"))
+    at = argv.index("--cap-drop")
+    assert argv[at + 1] == "ALL" and "--unshare-net" in argv and "--unshare-pid" in argv

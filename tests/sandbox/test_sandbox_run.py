@@ -123,11 +123,19 @@ async def test_protected_paths_are_read_only_in_a_writable_project(project: Path
         f"printf '#!/bin/sh\\ncurl evil' > {hooks}/pre-commit",
         f"echo '{{\"mcpServers\": {{}}}}' > {mcp}",
         f"rm -rf {project}/.git",
+        # root in the sandbox: without --cap-drop ALL it could unmount the read-only bind
+        f"umount {settings} && echo '{{}}' > {settings}",
+        f"umount -l {hooks} && touch {hooks}/pre-commit",
+        # move the protected path's folder away and make a new one in its place
+        f"mv {project}/.queryloop {project}/.q2 && mkdir {project}/.queryloop"
+        f" && echo '{{}}' > {settings}",
+        f"mv {project}/.git {project}/.g2 && mkdir -p {hooks} && touch {hooks}/pre-commit",
     ]
     for attack in attacks:
         got = await sh(sandbox, attack, project)
         assert got.exit_code != 0, attack
     assert settings.read_text() == '{"permissions": {"deny": ["Bash(curl:*)"]}}'
+    assert not (project / ".q2").exists() and not (project / ".g2").exists()
     assert not missing.exists() and not mcp.exists() and list(hooks.iterdir()) == []
     ok = await sh(sandbox, "echo fine > src.py && mkdir -p build && touch build/out", project)
     assert ok.exit_code == 0 and (project / "build" / "out").exists()

@@ -6,7 +6,9 @@ is often under /tmp), the read-only paths (`denyWrite`, protected paths) bound r
 over them, and the `denyRead` paths hidden (an empty read-only folder over a folder,
 /dev/null over a file). Mounts apply in order of depth, shallow first, so the deeper path
 decides: `denyRead: ["~"]` with the project in `~/project` leaves the project usable, and a
-protected `.git/hooks` inside the writable project stays read-only. A read-only path whose
+protected `.git/hooks` inside the writable project stays read-only. The folders between a
+read-only path and its writable folder are bound onto themselves (`_pins`): a mount point
+cannot be renamed, so the path's folder cannot be moved away and recreated. A read-only path whose
 nearest mounted folder is a hidden one stays hidden (mounting it would show it again).
 
 The network namespace is always new (`--unshare-net`): with no allowed domains there is no
@@ -27,8 +29,18 @@ from pathlib import Path
 
 from .policy import SandboxPolicy
 
-NAMESPACE_FLAGS = ("--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session")
-"""What every sandboxed command gets (and what the availability probe tries)."""
+NAMESPACE_FLAGS = (
+    "--unshare-net",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+)
+"""What every sandboxed command gets (and what the availability probe tries). Without
+`--cap-drop ALL`, a command run by root keeps CAP_SYS_ADMIN inside and can simply `umount`
+a read-only bind and write the protected file under it."""
 
 
 class MountKind(IntEnum):
@@ -85,22 +97,24 @@ def plan_mounts(
     binds: Sequence[Path] = (),
 ) -> MountPlan:
     """The mounts for `policy` with `working_dirs` writable, `files` (existing files, such
-    as the shell's cwd record) writable and `binds` (the proxy's folder) bound as they are."""
-    writable = _existing([*working_dirs, *policy.allow_write, *files, *binds])
+    as the shell's cwd record) writable and `binds` (the proxy's folder) read-only."""
+    writable = _existing([*working_dirs, *policy.allow_write, *files])
     denied = [_real(p) for p in policy.deny_read]
     mounts = [Mount(1, MountKind.PRIVATE, "/tmp")]
     mounts += [_mount(MountKind.WRITABLE, p) for p in writable]
+    mounts += [_mount(MountKind.READ_ONLY, p) for p in _existing(binds)]
     placeholders: list[Path] = []
     for path in map(_real, policy.read_only):
         if _hidden(path, denied, writable):
             continue
-        if path.exists():
-            mounts.append(_mount(MountKind.READ_ONLY, path))
-            continue
-        missing = _first_missing(path)
-        if _inside_any(missing.parent, writable) and missing not in placeholders:
-            placeholders.append(missing)
-            mounts.append(_mount(MountKind.PLACEHOLDER, missing))
+        exists = path.exists()
+        target = path if exists else _first_missing(path)
+        if not exists and not _inside_any(target.parent, writable):
+            continue  # it cannot be created anyway
+        if not exists and target not in placeholders:
+            placeholders.append(target)
+        mounts.append(_mount(MountKind.READ_ONLY if exists else MountKind.PLACEHOLDER, target))
+        mounts += [_mount(MountKind.WRITABLE, p) for p in _pins(target, writable)]
     mounts += [_mount(MountKind.DENY_READ, p) for p in denied if p.exists() and p != Path("/")]
     return MountPlan(tuple(sorted(set(mounts))), tuple(placeholders))
 
@@ -137,6 +151,17 @@ def _existing(paths: Iterable[Path]) -> list[Path]:
 
 def _inside_any(path: Path, folders: Iterable[Path]) -> bool:
     return any(path == f or path.is_relative_to(f) for f in folders)
+
+
+def _pins(path: Path, writable: Sequence[Path]) -> list[Path]:
+    """The folders between `path` and the writable folder around it, each bound onto itself
+    so that it is a mount point: a mount point cannot be renamed or removed, so
+    `mv .git .git2 && mkdir .git && …` cannot swap a protected path's folder for a new one."""
+    roots = [w for w in writable if path.is_relative_to(w) and path != w]
+    if not roots:
+        return []
+    root = max(roots, key=lambda w: len(w.parts))
+    return [p for p in path.parents if p.is_relative_to(root) and p != root]
 
 
 def _hidden(path: Path, denied: Sequence[Path], writable: Sequence[Path]) -> bool:
