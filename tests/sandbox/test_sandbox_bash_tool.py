@@ -122,3 +122,11 @@ def test_print_mode_warns_once_when_the_sandbox_cannot_start(project: Path, tmp_
     assert (project / "one.txt").exists() and (project / "two.txt").exists()
     assert done.stderr.count("cannot start") == 1, done.stderr
     assert "UNSANDBOXED" in done.stderr and "apt-get install bubblewrap" in done.stderr
+
+
+def test_a_subagents_context_keeps_the_sandbox(project: Path) -> None:
+    from queryloop.abort import AbortSignal
+    from queryloop.agents.runner import child_context
+
+    parent = ToolContext(cwd=project, sandbox=Sandbox(SandboxPolicy()))
+    assert child_context(parent, AbortSignal()).sandbox is parent.sandbox
