@@ -195,7 +195,11 @@ def test_ctrl_c_during_compact(tmp_path: Path, spawn: list[ReplChild]) -> None:
             repl.wait_until(model.held.is_set)
             time.sleep(0.2)
             pressed = repl.interrupt()
+            seen = len(repl.transcript)
             assert_back_in_time(repl.seconds_to_prompt(pressed), "during /compact")
+            said = "".join(repl.transcript[seen:])
+            # One line says what happened (issue 25.7: it said "Interrupted." first, too).
+            assert said.count("Interrupted") == 1 and "not compacted" in said, said
             repl.sendline("are you there")
             repl.expect("still here")
             repl.expect_prompt()

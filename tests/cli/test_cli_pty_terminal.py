@@ -135,6 +135,29 @@ def test_tab_completes_commands_and_file_mentions(
     assert "notes_for_tab.txt" in body and "pelican" in body
 
 
+GREET = """---
+name: greet
+description: Greet the user warmly.
+---
+GREET-SKILL-BODY: say hello to $ARGUMENTS.
+"""
+
+
+def test_tab_completes_skills_too(tmp_path: Path, children: list[ReplChild]) -> None:
+    folder = tmp_path / "home" / "skills" / "greet"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(GREET)
+    with MessagesServer([turn(text("Hello, Ada!"))]) as server:
+        repl = _start(children, server, tmp_path)
+        repl.child.send("/gr\t")  # the session may still be starting: Tab waits for it
+        repl.expect("eet")  # "/greet" in the input line
+        repl.child.send(" Ada\r")
+        repl.expect("Hello, Ada!")
+        repl.expect_prompt()
+        body = json.dumps(server.requests[-1]["messages"])
+    assert "GREET-SKILL-BODY: say hello to Ada." in body
+
+
 def test_continue_shows_the_last_exchanges(tmp_path: Path, children: list[ReplChild]) -> None:
     script = [turn(text("the first answer")), turn(text("the second answer"))]
     with MessagesServer(script) as server:

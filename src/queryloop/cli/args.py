@@ -18,16 +18,19 @@ if TYPE_CHECKING:
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 SUBCOMMANDS = ("sessions", "trust", "rewind", "report", "batch")
-OWN_PARSER_SUBCOMMANDS = ("report", "batch")
+OWN_PARSER_SUBCOMMANDS = ("rewind", "report", "batch")
 """Subcommands that parse their own arguments (`queryloop.cli.ops`)."""
 
 _EPILOG = """\
 subcommands:
   queryloop sessions           list this folder's sessions (id, time, first prompt, turns, cost)
   queryloop trust [PATH]       trust a folder: its hooks, MCP servers and allow rules may run
+  queryloop rewind [N] [--code | --conversation] [--session ID]
+                               list the latest session's checkpoints, or restore one
   queryloop report [SESSION]   write a session's report: one self-contained HTML page
   queryloop batch TASKS.jsonl --out RESULTS.jsonl [--concurrency N] [--ray ADDRESS]
                                run many sessions, resumable (see docs/batch.md)
+  queryloop COMMAND --help     a subcommand's own options
 
 environment:
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   the Anthropic API (or any server speaking it)
@@ -87,7 +90,7 @@ class CliOptions:
     resume: str | None = None
     verbose: bool = False
     command: str | None = None
-    """A subcommand: "sessions" or "trust"."""
+    """A subcommand (`SUBCOMMANDS`)."""
     command_args: tuple[str, ...] = ()
 
     def agent_kwargs(self) -> dict[str, Any]:
@@ -162,8 +165,6 @@ def parse_args(argv: list[str]) -> CliOptions | None:
 
 def _subcommand(argv: list[str]) -> CliOptions:
     command, rest = argv[0], argv[1:]
-    if command == "rewind":
-        return _rewind_subcommand(rest)
     if command in OWN_PARSER_SUBCOMMANDS:
         return CliOptions(cwd=Path.cwd(), command=command, command_args=tuple(rest))
     p = _Parser(prog=f"queryloop {command}")
@@ -175,25 +176,6 @@ def _subcommand(argv: list[str]) -> CliOptions:
     cwd = _resolve_cwd(ns.cwd)
     args = (str(ns.path),) if command == "trust" and ns.path is not None else ()
     return CliOptions(cwd=cwd, verbose=ns.verbose, command=command, command_args=args)
-
-
-def _rewind_subcommand(rest: list[str]) -> CliOptions:
-    """`queryloop rewind [N] [--code|--conversation] [--session ID] [--cwd PATH]`: the
-    arguments other than --cwd/--verbose are checked by `cli.rewind`."""
-    cwd: Path | None = None
-    verbose = False
-    args: list[str] = []
-    items = list(rest)
-    while items:
-        item = items.pop(0)
-        if item == "--cwd" and items:
-            cwd = Path(items.pop(0))
-        elif item == "--verbose":
-            verbose = True
-        else:
-            args.append(item)
-    return CliOptions(cwd=_resolve_cwd(cwd), verbose=verbose, command="rewind",
-                      command_args=tuple(args))  # fmt: skip
 
 
 def _to_options(ns: argparse.Namespace) -> CliOptions:

@@ -97,9 +97,11 @@ async def _clear(repl: Repl, _: str) -> bool:
 async def _compact(repl: Repl, arg: str) -> bool:
     before = repl.agent.context_usage()
     with repl.console.status("Compacting… (Ctrl-C to stop)"):
-        finished = await repl.interruptible(repl.agent.compact(arg or None))
+        finished = await repl.interruptible(
+            repl.agent.compact(arg or None),
+            notice="Interrupted: the conversation was not compacted.",
+        )
     if not finished:
-        repl.console.print("[yellow]Interrupted: the conversation was not compacted.[/]")
         return True
     after = repl.agent.context_usage()
     used = [window - free for window, free in _used(before, after)]

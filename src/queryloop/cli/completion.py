@@ -1,4 +1,5 @@
-"""Tab completion in the REPL: slash commands, and files after `@` (a mention attaches the file).
+"""Tab completion in the REPL: slash commands and skills (`/name`), and files after `@` (a
+mention attaches the file).
 
 `file_candidates` is pure (a folder and a typed prefix in, relative paths out) and unit-tested;
 `ReplCompleter` adapts it and the command table to prompt_toolkit (this module is imported
@@ -8,8 +9,9 @@ pops up uninvited.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,17 +61,39 @@ def file_candidates(cwd: Path, typed: str, limit: int = MAX_CANDIDATES) -> list[
 
 
 class ReplCompleter(Completer):
-    """prompt_toolkit completer: `/` commands at the start of the line, `@` files anywhere."""
+    """prompt_toolkit completer: `/` commands at the start of the line, `@` files anywhere.
 
-    def __init__(self, cwd: Path, commands: Mapping[str, str]) -> None:
+    `commands` is asked at every Tab: the skills are known only once the session has
+    started (behind the first prompt), and the list may change while the REPL runs."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        commands: Callable[[], Mapping[str, str]],
+        *,
+        ready: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.cwd = cwd
         self.commands = commands
+        self.ready = ready
+        """Awaited before `/` completions: the session's start (skills) may still run."""
+
+    async def get_completions_async(
+        self, document: Any, complete_event: Any
+    ) -> AsyncGenerator[Completion, None]:
+        """As `get_completions`, once the skills are known (a Tab pressed while the session
+        still starts waits for it, as the first line typed does)."""
+        if self.ready is not None and document.text_before_cursor.startswith("/"):
+            with contextlib.suppress(Exception):  # a failed start is reported by the REPL
+                await self.ready()
+        for completion in self.get_completions(document, complete_event):
+            yield completion
 
     def get_completions(self, document: Any, complete_event: Any) -> Iterator[Any]:
         """Completions for the text before the cursor."""
         before = document.text_before_cursor
         if before.startswith("/") and " " not in before:
-            for text, help in command_candidates(before, self.commands):
+            for text, help in command_candidates(before, self.commands()):
                 yield Completion(text, start_position=-len(before), display_meta=help)
             return
         word = document.get_word_before_cursor(WORD=True)
@@ -78,6 +102,9 @@ class ReplCompleter(Completer):
                 yield Completion(f"@{path}", start_position=-len(word), display=path)
 
 
-def help_table(commands: Iterable[Any]) -> dict[str, str]:
-    """{name: help} from `commands.COMMANDS.values()`."""
-    return {c.name: c.help for c in commands}
+def help_table(commands: Iterable[Any], skills: Mapping[str, str]) -> dict[str, str]:
+    """{name: help} from `commands.COMMANDS.values()` and the skills (`/name` runs a skill;
+    a command of the same name wins, as `Repl.handle_line` decides)."""
+    table = {name: f"skill: {description}" for name, description in skills.items()}
+    table.update({c.name: c.help for c in commands})
+    return table

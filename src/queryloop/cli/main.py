@@ -80,7 +80,7 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
     if options.command == "rewind":
         from .rewind import print_rewind
 
-        return print_rewind(options.cwd, options.command_args, stdout)
+        return print_rewind(options.command_args, stdout)
     if options.command in ("report", "batch"):
         from .ops import run_subcommand
 

@@ -314,6 +314,11 @@ class Repl:
         if starting is not None:
             await starting
 
+    async def started(self) -> None:
+        """Wait, quietly, until the session has started (its error is raised here)."""
+        if self._starting is not None:
+            await asyncio.shield(self._starting)
+
     async def _settle_start(self) -> None:
         """At the end: let a background start finish (nothing half-built is left to close);
         its error, if it failed, was never about anything the person did."""
@@ -365,9 +370,13 @@ class Repl:
                 self.typeahead.stop()
             self.renderer.pause()
 
-    async def interruptible(self, work: Coroutine[Any, Any, Any]) -> bool:
+    async def interruptible(
+        self, work: Coroutine[Any, Any, Any], *, notice: str | None = None
+    ) -> bool:
         """Run `work` so that Ctrl-C stops it (the agent aborts, then the task is cancelled).
-        False when it was interrupted before it finished (a notice says so)."""
+        False when it was interrupted before it finished. One line says so: `notice` when
+        given (a command's own words), else "Interrupted." when the work had to be
+        cancelled (a turn that stops by itself says so in its Terminal)."""
         runner = self._work = Interruptible(self.interrupts, soft_stop=self.agent.abort)
         try:
             await runner.run(work)
@@ -379,7 +388,9 @@ class Repl:
         finally:
             self._work = None
             self._aborting = runner.interrupted
-        if runner.cancelled:
+        if runner.interrupted and notice is not None:
+            self.renderer.notice(notice, style="yellow")
+        elif runner.cancelled:
             self.renderer.notice("Interrupted.", style="yellow")
         return not runner.interrupted
 
@@ -512,7 +523,11 @@ def _prompt_session(repl: Repl) -> Any:
 
     return PromptSession(
         history=FileHistory(str(home / "history")),
-        completer=ReplCompleter(repl.options.cwd, help_table(COMMANDS.values())),
+        completer=ReplCompleter(
+            repl.options.cwd,
+            lambda: help_table(COMMANDS.values(), repl.agent.skills),
+            ready=repl.started,
+        ),
         complete_while_typing=False,
         key_bindings=bindings,
         bottom_toolbar=lambda: repl.status_line,

@@ -12,8 +12,10 @@ are not tracked: every place where the user chooses says so.
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .exit_codes import ExitCode
 
@@ -95,21 +97,68 @@ async def _ask(repl: Repl, question: str) -> str:
         return ""
 
 
-def print_rewind(cwd: Path, args: tuple[str, ...], out: TextIO) -> int:
-    """`queryloop rewind [N] [--code|--conversation] [--session ID]`."""
+def rewind_parser() -> argparse.ArgumentParser:
+    """`queryloop rewind`'s arguments."""
+    from .args import _Parser
+
+    p = _Parser(
+        prog="queryloop rewind",
+        description="List the checkpoints of this folder's latest session (one per prompt), "
+        "or restore the files and/or the conversation to before prompt N. Changes made "
+        "through Bash are not tracked.",
+    )
+    p.add_argument(
+        "number",
+        nargs="?",
+        type=_prompt_number,
+        metavar="N",
+        help="the prompt to rewind to before (default: list the checkpoints)",
+    )
+    what = p.add_mutually_exclusive_group()
+    what.add_argument(
+        "--code",
+        dest="mode",
+        action="store_const",
+        const="code",
+        help="restore the files only, keep the conversation",
+    )
+    what.add_argument(
+        "--conversation",
+        dest="mode",
+        action="store_const",
+        const="conversation",
+        help="remove prompt N and what follows, keep the files",
+    )
+    what.add_argument(
+        "--both", dest="mode", action="store_const", const="both", help="both (the default)"
+    )
+    p.add_argument("--session", metavar="ID", help="a session id or id prefix (default: latest)")
+    p.add_argument("--cwd", type=Path, help="the project folder whose sessions to look in")
+    p.add_argument("--verbose", action="store_true")
+    return p  # fmt: skip
+
+
+def _prompt_number(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a prompt number")
+    return int(text)
+
+
+def print_rewind(args: Sequence[str], out: TextIO) -> int:
+    """`queryloop rewind [N] [--code|--conversation] [--session ID] [--cwd PATH]`."""
     from ..checkpoints import BASH_NOTE, RewindError, describe, rewind_transcript
     from ..session import find_session, latest_session
-    from .args import UsageError
+    from .args import UsageError, _resolve_cwd
 
-    options = _rewind_args(args)
-    session = options.get("session")
-    path = find_session(session, cwd) if session else latest_session(cwd)
+    ns = rewind_parser().parse_args(list(args))
+    cwd = _resolve_cwd(ns.cwd)
+    path = find_session(ns.session, cwd) if ns.session else latest_session(cwd)
     if path is None:
         raise UsageError(f"no session in {cwd} to rewind")
-    ref = int(options["number"]) if options.get("number") else None
+    mode = parse_mode(ns.mode or "both")
+    assert mode is not None  # argparse allows only the mode words
     try:
-        store, outcome = rewind_transcript(path, ref, parse_mode(options.get("mode", "both"))
-                                           or _both())  # fmt: skip
+        store, outcome = rewind_transcript(path, ns.number, mode)
     except RewindError as exc:
         raise UsageError(str(exc)) from None
     if outcome is None:
@@ -125,29 +174,3 @@ def print_rewind(cwd: Path, args: tuple[str, ...], out: TextIO) -> int:
         out.write(f"the prompt was: {outcome.prompt}\ncontinue with: queryloop --resume "
                   f"{path.stem}\n")  # fmt: skip
     return ExitCode.OK
-
-
-def _both() -> Any:
-    from ..checkpoints import RewindMode
-
-    return RewindMode.BOTH
-
-
-def _rewind_args(args: tuple[str, ...]) -> dict[str, str]:
-    from .args import UsageError
-
-    options: dict[str, str] = {}
-    items = list(args)
-    while items:
-        item = items.pop(0)
-        if item in ("--code", "--conversation", "--both"):
-            options["mode"] = item[2:]
-        elif item == "--session":
-            if not items:
-                raise UsageError("--session needs a session id")
-            options["session"] = items.pop(0)
-        elif item.isdigit() and "number" not in options:
-            options["number"] = item
-        else:
-            raise UsageError(f"unexpected {item!r}: queryloop rewind [N] [--code|--conversation]")
-    return options

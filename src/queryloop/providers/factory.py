@@ -15,13 +15,14 @@ Otherwise a `ConfigError` says what to set. The model comes from `model`, then Q
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import ConfigError
 from .base import ModelProvider
-from .models import ALIASES
+from .models import ALIASES, MODELS
 from .retry import DEFAULT_RETRY, RetryPolicy
 
 OPENAI_PREFIXES = {
@@ -83,11 +84,7 @@ def choose_provider(
             return _anthropic(ALIASES.get(name.lower(), name), base_url, anthropic_ready)
         if base_url or openai_ready:
             return ProviderChoice("openai", name, base_url or env.get("OPENAI_BASE_URL"))
-        raise ConfigError(
-            f"model {name!r} is not a Claude model and no OpenAI-compatible server is "
-            "configured: set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one), or write "
-            f"the model as 'ollama:{name}'"
-        )
+        raise ConfigError(_not_claude_message(name))
     if anthropic_ready or base_url:
         return ProviderChoice("anthropic", None, base_url)
     if openai_ready:
@@ -96,6 +93,27 @@ def choose_provider(
         "no model provider is configured: set ANTHROPIC_API_KEY for Claude, or OPENAI_BASE_URL "
         "(and OPENAI_API_KEY) for an OpenAI-compatible server, or pass a model such as "
         "'ollama:qwen2.5' (QUERYLOOP_MODEL sets the default model)"
+    )
+
+
+def _not_claude_message(name: str) -> str:
+    """An unknown model name with no OpenAI-compatible server: most often a typo of an alias
+    (`sonet`), so the closest alias (or model id) comes first, the local-model hint after."""
+    other = (
+        "set OPENAI_BASE_URL (and OPENAI_API_KEY if it needs one), or write the model as "
+        f"'ollama:{name}'"
+    )
+    close = difflib.get_close_matches(name.lower(), ALIASES, n=1, cutoff=0.6) or (
+        difflib.get_close_matches(name.lower(), MODELS, n=1, cutoff=0.8)
+    )
+    if close:
+        return (
+            f"model {name!r} is not a model queryloop knows: did you mean {close[0]!r}? "
+            f"(For a model on an OpenAI-compatible server, {other}.)"
+        )
+    return (
+        f"model {name!r} is not a Claude model and no OpenAI-compatible server is "
+        f"configured: {other}"
     )
 
 
