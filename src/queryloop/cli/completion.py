@@ -81,12 +81,15 @@ class ReplCompleter(Completer):
     async def get_completions_async(
         self, document: Any, complete_event: Any
     ) -> AsyncGenerator[Completion, None]:
-        """As `get_completions`, once the skills are known (a Tab pressed while the session
-        still starts waits for it, as the first line typed does)."""
-        if self.ready is not None and document.text_before_cursor.startswith("/"):
+        """As `get_completions`; when nothing matches a `/` word yet and the session is still
+        starting (the skills are read then), wait for the start and look again. Only then:
+        `/cos` Tab Enter must not wait for a start it does not need."""
+        found = list(self.get_completions(document, complete_event))
+        if not found and self.ready is not None and document.text_before_cursor.startswith("/"):
             with contextlib.suppress(Exception):  # a failed start is reported by the REPL
                 await self.ready()
-        for completion in self.get_completions(document, complete_event):
+            found = list(self.get_completions(document, complete_event))
+        for completion in found:
             yield completion
 
     def get_completions(self, document: Any, complete_event: Any) -> Iterator[Any]:
