@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -122,7 +122,7 @@ async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
     from .print_mode import run_print
 
     agent = make_agent(options, on_notice=_print_notice)
-    out = PipeGuard(stdout, on_closed=agent.abort)
+    out = PipeGuard(stdout)
     try:
         code = await run_print(
             agent,
@@ -133,20 +133,19 @@ async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
         )
     finally:
         await agent.aclose()
-    if out.closed_by_reader:
+    if out.closed_by_reader or reader_left_unread(stdout):
         raise BrokenPipeError("stdout was closed by its reader")
     return int(code)
 
 
 class PipeGuard(io.TextIOBase):
-    """stdout for print mode. When its reader goes away (`| head`), the first failed write
-    aborts the run (the loop then ends cleanly, the transcript stays consistent) and later
-    writes are dropped; `main` then exits quietly with 141."""
+    """stdout for print mode. When its reader goes away (`| head`), later writes are dropped
+    and the run goes on to its end: the transcript keeps the whole answer (`--continue`
+    reads it), and `main` then exits quietly with 141."""
 
-    def __init__(self, out: TextIO, *, on_closed: Callable[[], None]) -> None:
+    def __init__(self, out: TextIO) -> None:
         super().__init__()
         self.out = out
-        self.on_closed = on_closed
         self.closed_by_reader = False
 
     def write(self, text: str) -> int:
@@ -172,7 +171,55 @@ class PipeGuard(io.TextIOBase):
 
     def _reader_gone(self) -> None:
         self.closed_by_reader = True
-        self.on_closed()
+
+
+READER_WAIT_S = 2.0
+"""How long print mode waits at its end for a pipe's reader to take what is still unread."""
+
+
+def reader_left_unread(stream: TextIO, wait_s: float = READER_WAIT_S) -> bool:
+    """Whether `stream` is a pipe whose reader went away with output still unread.
+
+    Output that fits the pipe's buffer is written without an error even when the reader
+    reads only part of it (`| head -1` takes one line and exits), so a failed write cannot
+    tell. Here the pipe is watched until it is drained (False), its reader closes with bytes
+    left in it (True: the 141 a command killed by SIGPIPE would give), or `wait_s` passes
+    (False: a reader that is alive but slow, such as a pager, may still read it)."""
+    import os
+    import select
+    import stat
+    import time
+
+    try:
+        stream.flush()
+        fd = stream.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+    except (OSError, ValueError, AttributeError):
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)  # errors only: POLLERR once the last reader has closed
+    deadline = time.monotonic() + wait_s
+    while _unread(fd) > 0:
+        if poller.poll(50):
+            return _unread(fd) > 0
+        if time.monotonic() > deadline:
+            return False
+    return False
+
+
+def _unread(fd: int) -> int:
+    """Bytes written to the pipe `fd` and not read yet (FIONREAD works on either end)."""
+    import fcntl
+    import struct
+    import termios
+
+    try:
+        raw = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    except OSError:
+        return 0
+    count: int = struct.unpack("i", raw)[0]
+    return count
 
 
 def _print_notice(text: str) -> None:
