@@ -24,6 +24,7 @@ from typing import Literal, NamedTuple
 
 from .shell_options import SUBCOMMAND_PROGRAMS, canonical, split_option, table_key
 from .shell_parse import SimpleCommand, Word
+from .shell_runs import Run, code_tokens
 from .shell_unwrap import SHELLS, Invocation, ShellAnalysis, analyze
 from .shell_wrappers import WRAPPERS
 
@@ -215,6 +216,12 @@ class _Index:
         self.suffixes: dict[str, list[tuple[Invocation, int]]] = {}
         self._normal: dict[int, Normal] = {}
         self._texts: tuple[Normal, ...] | None = None
+        self.foreign: list[tuple[Run, frozenset[str]]] = [
+            (run, code_tokens(" ".join([run.word.value or "", *(w.value or "" for w in run.argv)])))
+            for run in analysis.foreign
+            if run.word is not None
+        ]
+        self.foreign_words: frozenset[str] = frozenset().union(*(t for _, t in self.foreign))
         for inv in analysis.invocations:
             program = (inv.words[0].value or "").rsplit("/", 1)[-1]
             self.by_program.setdefault(program, []).append(inv)
@@ -267,7 +274,12 @@ def may_concern(content: str, line: str) -> bool:
         return True
     index = _index(line)
     program = spec.normal.program
-    return bool(index.analysis.unknowns) or program in index.by_program or program in index.suffixes
+    return (
+        bool(index.analysis.unknowns)
+        or program in index.by_program
+        or program in index.suffixes
+        or program in index.foreign_words
+    )
 
 
 @lru_cache(maxsize=65536)
@@ -290,6 +302,10 @@ def rule_verdict(content: str, line: str) -> tuple[Verdict, str]:
             best, reason = verdict, _maybe_reason(normal)
             if best is Verdict.MATCH:
                 return best, ""
+    if best < Verdict.MAYBE:
+        foreign = _foreign_reason(spec, index)
+        if foreign:
+            return Verdict.MAYBE, foreign
     if spec.normal is not None and best < Verdict.MAYBE:
         for inv, k in index.suffixes.get(spec.normal.program, ()):
             suffix = normalize(inv.words[k:], open_tail=inv.open_tail, certain=False)
@@ -299,6 +315,25 @@ def rule_verdict(content: str, line: str) -> tuple[Verdict, str]:
     if best < Verdict.MAYBE and index.analysis.unknowns:
         return Verdict.MAYBE, index.analysis.unknowns[0]
     return best, reason
+
+
+def _foreign_reason(spec: BashSpec, index: _Index) -> str:
+    """Why inline code of another language may run the rule's program ("" if it cannot): the
+    program (for a wildcard rule, the first word of a fragment) appears in it as a word."""
+    if not index.foreign:
+        return ""
+    if spec.normal is not None:
+        programs = [spec.normal.program]
+    else:
+        programs = [fragment.split()[0] for fragment in spec.fragments if fragment.split()]
+    for run, words in index.foreign:
+        for program in programs:
+            if program and program in words:
+                return (
+                    f"{run.what}: the analysis does not read code in another language, and "
+                    f"the rule's program {program!r} appears in it"
+                )
+    return ""
 
 
 def _maybe_reason(normal: Normal) -> str:

@@ -93,6 +93,9 @@ class ParsedLine:
     redirect_targets: tuple[Word, ...]
     hazards: tuple[str, ...]
     error: str | None = None
+    assignments: tuple[tuple[str, Word], ...] = ()
+    """Every `NAME=value` of the line with its value: prefixes, `export`/`declare`/`local`
+    arguments and plain assignments (for the variables that make programs run code)."""
 
 
 @lru_cache(maxsize=1)
@@ -117,7 +120,9 @@ def parse_line(command: str) -> ParsedLine:
     failed = tree.root_node.has_error or walker.misparsed
     error = "the command could not be parsed" if failed else None
     hazards = tuple(dict.fromkeys(walker.hazards + (["unparsable"] if error else [])))
-    return ParsedLine(tuple(walker.commands), tuple(walker.targets), hazards, error)
+    return ParsedLine(
+        tuple(walker.commands), tuple(walker.targets), hazards, error, tuple(walker.assignments)
+    )
 
 
 class _Walker:
@@ -127,6 +132,7 @@ class _Walker:
         self.commands: list[SimpleCommand] = []
         self.targets: list[Word] = []
         self.hazards: list[str] = []
+        self.assignments: list[tuple[str, Word]] = []
         self._extra_args: dict[int, list[Node]] = {}
         self._stdin: dict[int, Word] = {}
         self._piped: set[int] = set()
@@ -246,6 +252,10 @@ class _Walker:
         self.hazards.append("declaration")
 
     def assignment(self, node: Node) -> None:
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        word = word_of(value) if value is not None else Word("")
+        self.assignments.append((_text(name) if name is not None else "?", word))
         parent = node.parent
         if parent is None or parent.type != "command":
             self.hazards.append("environment assignment")

@@ -19,18 +19,28 @@ deeper than `MAX_DEPTH`. Deny rules fail closed on unknowns (`shell_match`).
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
 
+from .shell_env import assignment_runs, executes
+from .shell_git import command_line_config, environment_config, subcommand_runs
+from .shell_inline import SHELL_CODE, inline_runs, is_interpreter, shell_code_runs
 from .shell_parse import DYNAMIC, ParsedLine, SimpleCommand, Word, parse_line
-from .shell_wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, skip_options
+from .shell_runs import Run, path_tokens
+from .shell_wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, is_assignment, skip_options
 
 MAX_DEPTH = 8
 MAX_INVOCATIONS = 4000
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "yash"})
+STDIN_NAMES = frozenset({"-", "-s", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+"""A script operand that means "read the code from stdin"."""
+_SETS_VARIABLES = frozenset({"read", "mapfile", "readarray", "printf", "getopts"})
+"""Builtins that set a variable to a value known only at run time."""
+_FOR_VARIABLE = re.compile(r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b")
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _GIT_ARG = frozenset(
     {
@@ -71,7 +81,8 @@ _LOOK_INSIDE = (
     SHELLS
     | WRAPPERS.keys()
     | {program for program, _ in SUBCOMMAND_WRAPPERS}
-    | {"eval", "source", ".", "find", "git", "su", "runuser", "script", "sg", "trap", "alias"}
+    | SHELL_CODE.keys()
+    | {"eval", "source", ".", "find", "git", "sg", "trap", "alias"}
 )
 """Programs `_Dispatch` knows how to look inside (others are taken as they are)."""
 
@@ -103,6 +114,9 @@ class ShellAnalysis:
     directories: tuple[Word, ...] = field(default=())
     """Targets of `cd` and `pushd` in the line, in order (relative paths may be relative to
     them)."""
+    foreign: tuple[Run, ...] = field(default=())
+    """Inline code of other languages (`perl -e`, `python3 -c`, awk programs, …), kept for
+    the deny rules' word check (`shell_match`); see `shell_inline`."""
 
     @property
     def commands(self) -> tuple[SimpleCommand, ...]:
@@ -115,6 +129,7 @@ def analyze(line: str) -> ShellAnalysis:
     """The analysis of `line` (cached by its text; the result is immutable)."""
     out = _Collector()
     parsed = out.parse(line, 0)
+    out.apply(environment_config(out.env), 0, True)  # GIT_CONFIG_KEY_<n> with its VALUE_<n>
     return ShellAnalysis(
         line,
         parsed.commands,
@@ -123,6 +138,7 @@ def analyze(line: str) -> ShellAnalysis:
         tuple(dict.fromkeys(out.unknowns)),
         tuple(out.paths),
         tuple(out.directories),
+        tuple(out.foreign),
     )
 
 
@@ -134,15 +150,47 @@ class _Collector:
         self.unknowns: list[str] = []
         self.paths: list[Word] = []
         self.directories: list[Word] = []
+        self.foreign: list[Run] = []
+        self.env: dict[str, Word] = {}
+        """Every assignment seen in the line and its nested code (the last value wins)."""
 
     def parse(self, code: str, depth: int, certain: bool = True) -> ParsedLine:
         parsed = parse_line(code)
         if parsed.error:
             self.unknowns.append(f"{parsed.error}: {_short(code)}")
         self.paths.extend(parsed.redirect_targets)
+        for name, value in parsed.assignments:
+            self.assign(name, value, depth, certain)
+        if "for" in code or "select" in code:
+            for match in _FOR_VARIABLE.finditer(code):
+                self.set_at_run_time("a for loop", match.group(1))
         for command in parsed.commands:
             self.command(command, depth, certain)
         return parsed
+
+    def assign(self, name: str, value: Word, depth: int, certain: bool) -> None:
+        """`NAME=value` anywhere in the line: a later command may inherit it."""
+        self.env[name] = value
+        self.apply(assignment_runs(name, value), depth, certain)
+
+    def set_at_run_time(self, how: str, name: str) -> None:
+        if executes(name):
+            self.unknowns.append(f"{how} sets {name}, which makes programs run code, at run time")
+
+    def apply(self, runs: Sequence[Run], depth: int, certain: bool) -> None:
+        """Follow what a program will run (`shell_runs.Run`)."""
+        for run in runs:
+            if run.kind == "code":
+                self.code(run.word, depth, certain, run.what)
+            elif run.kind == "argv":
+                self.argv(run.argv, depth, certain)
+            elif run.kind == "unknown":
+                self.unknowns.append(run.what)
+            elif run.word is None or run.word.value is None:
+                self.unknowns.append(f"{run.what} is not statically known")
+            else:
+                self.foreign.append(run)
+                self.paths.extend(path_tokens(run.word.value))
 
     def code(self, word: Word | None, depth: int, certain: bool, what: str) -> None:
         if word is None or word.value is None:
@@ -185,6 +233,12 @@ class _Collector:
             self.argv(words[1:], depth, certain, open_tail=open_tail, stdin=stdin, piped=piped)
         elif name in _LOOK_INSIDE:
             _Dispatch(self, words, name, depth, certain, open_tail, stdin, piped).run()
+        elif name in _SETS_VARIABLES:
+            for word in words[1:]:
+                if word.value:
+                    self.set_at_run_time(name, word.value)
+        elif is_interpreter(name):
+            self.apply(inline_runs(name, words, stdin, piped), depth, certain)
 
 
 @dataclass
@@ -212,7 +266,10 @@ class _Dispatch:
             self.find()
         elif name == "git":
             self.git()
-        elif name in ("su", "runuser", "script", "sg"):
+        elif name in SHELL_CODE:
+            runs = shell_code_runs(name, words, self.stdin, self.piped)
+            self.out.apply(runs, self.depth, self.certain)
+        elif name == "sg":
             self.dash_c(("-c", "--command"))
         elif name == "trap" and len(words) > 1:
             self.out.code(words[1], self.depth, self.certain, "trap")
@@ -252,6 +309,12 @@ class _Dispatch:
         name, words = self.name, self.words
         skipped = skip_options(words, 1, WRAPPERS[name])
         options = dict(skipped.options)
+        if WRAPPERS[name].assignments:  # `env VAR=… cmd`, `sudo VAR=… cmd`
+            end = skipped.index if skipped.index is not None else len(words)
+            for word in words[1:end]:
+                if is_assignment(word.value):
+                    key, _, value = (word.value or "").partition("=")
+                    self.out.assign(key, Word(value), self.depth, self.certain)
         if name == "env" and ("S" in options or "split-string" in options):
             self.env_split(options.get("S") or options.get("split-string"), skipped.index)
         elif name == "flock" and ("c" in options or _at(words, skipped.index, ("-c", "--command"))):
@@ -303,7 +366,7 @@ class _Dispatch:
         if takes_code:
             code = words[i] if i < len(words) else None
             self.out.code(code, self.depth, self.certain, f"{self.name} -c")
-        elif i >= len(words) or (words[i].value in ("-", "-s")):
+        elif i >= len(words) or (words[i].value in STDIN_NAMES):
             self.stdin_code()
         elif words[i].code is not None:  # `bash <(echo CODE)`
             self.out.code(Word(words[i].code), self.depth, self.certain, self.name)
@@ -368,19 +431,29 @@ class _Dispatch:
             if name in _GIT_ARG and "=" not in value and name not in _GIT_OPTIONAL_ARG:
                 if value in ("-c", "--config-env") and i + 1 < len(words):
                     _alias(words[i + 1], aliases, dynamic=value == "--config-env")
+                    self.out.apply(command_line_config(value, words[i + 1]), self.depth, certain)
                 i += 2
             elif name in _GIT_ARG or name in _GIT_FLAG:
                 if name == "--config-env" and "alias." in value.lower():
                     aliases["\0dynamic"] = DYNAMIC  # an alias whose value is an env variable
+                if name == "--config-env":
+                    setting = Word(value.split("=", 1)[1])
+                    self.out.apply(command_line_config(name, setting), self.depth, certain)
+                elif name == "--exec-path" and "=" in value:
+                    self.out.unknowns.append(f"git {value} runs git commands from a folder")
                 i += 1
             elif value.startswith("-"):
                 certain = False
                 i += 1
             else:
                 break
-        if i >= len(words) or (i == 1 and certain):
+        if i >= len(words):
             return
         sub, rest = words[i], list(words[i + 1 :])
+        if sub.value is not None and sub.value not in aliases:
+            self.out.apply(subcommand_runs(sub.value, rest), self.depth, certain)
+        if i == 1 and certain:
+            return
         if "\0dynamic" in aliases:
             self.out.unknowns.append("git may run an alias that is not statically known")
         if sub.value in aliases:

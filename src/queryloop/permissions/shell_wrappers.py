@@ -234,7 +234,7 @@ def _short(
 
 def _skip_operands(words: Sequence[Word], i: int, spec: Spec) -> int:
     if spec.assignments:
-        while i < len(words) and _is_assignment(words[i].value):
+        while i < len(words) and is_assignment(words[i].value):
             i += 1
     for _ in range(spec.operands):
         if i >= len(words):
@@ -245,8 +245,8 @@ def _skip_operands(words: Sequence[Word], i: int, spec: Spec) -> int:
     return i
 
 
-def _is_assignment(value: str | None) -> bool:
-    if not value or "=" not in value:
-        return False
-    name = value.split("=", 1)[0]
-    return name.replace("_", "a").isalnum() and not name[0].isdigit()
+def is_assignment(value: str | None) -> bool:
+    """True for a `NAME=value` argument of `env`/`sudo`: like GNU env, any word with a `=`
+    that does not start with one (`BASH_FUNC_ls%%=() {…}` too, which bash imports as a
+    function)."""
+    return bool(value) and "=" in (value or "") and not (value or "").startswith("=")
