@@ -196,7 +196,8 @@ async def test_only_the_last_response_is_redone(tmp_path: Path) -> None:
     ]
     ctx = ToolContext(cwd=tmp_path)
     resumed = await resume_interrupted_calls(messages, builtin_tools(), ctx)
-    assert resumed.rerun == ("toolu_read",) and resumed.marked == ("toolu_bash",)
+    # The user's abort was recorded as Bash's result: true, so it stays (issue 25, item 10).
+    assert resumed.rerun == ("toolu_read",) and resumed.marked == ()
     by_id = {
         b.tool_use_id: b
         for m in resumed.messages
@@ -205,7 +206,7 @@ async def test_only_the_last_response_is_redone(tmp_path: Path) -> None:
         if isinstance(b, ToolResultBlock)
     }
     assert "alpha" in str(by_id["toolu_read"].content) and not by_id["toolu_read"].is_error
-    assert by_id["toolu_bash"].content == MAY_HAVE_RUN
+    assert by_id["toolu_bash"].content == Interruption.ABORTED.text()
     assert by_id["toolu_old"].content == Interruption.ABORTED.text()  # seen by the model already
     assert not (tmp_path / "b.txt").exists()
     tools = [

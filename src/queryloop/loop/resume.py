@@ -11,8 +11,13 @@ reaches a later request. So, before the next request, `resume_interrupted_calls`
 - re-runs those whose tool is safe to repeat -- `rerun_on_resume` is true: the built-in Read,
   Glob, Grep and LS, MCP tools annotated `readOnlyHint` or `idempotentHint` -- through the
   normal execution path (input validation, permissions, hooks), and records their results;
-- gives every other one a result saying it was interrupted and may or may not have taken
-  effect (`MAY_HAVE_RUN`, so the model checks before repeating a side effect; not flagged).
+- gives every other call that has NO recorded result (killed before it was written: the
+  loader's `Interruption.RESUMED` stand-in, or nothing) a result saying it was interrupted
+  before its result was recorded and may or may not have taken effect (`MAY_HAVE_RUN`, so
+  the model checks before repeating a side effect; not flagged);
+- leaves alone every other call whose stand-in was recorded in process (the user aborted
+  it, its turn was cancelled, the tool stopped): that result is already the truth, and
+  replacing it with "before its result was recorded" would tell the model something false.
 
 The caller appends `ResumedCalls.appended` to its session: a tombstone voids each placeholder
 and the real results follow, so the transcript reloads to the same array and a second resume
@@ -26,7 +31,7 @@ from dataclasses import dataclass, replace
 
 from ..messages.blocks import ToolResultBlock, ToolUseBlock
 from ..messages.constructors import tool_result_message
-from ..messages.interruption import MAY_HAVE_RUN
+from ..messages.interruption import MAY_HAVE_RUN, Interruption
 from ..messages.types import (
     AssistantMessage,
     Message,
@@ -80,7 +85,7 @@ async def resume_interrupted_calls(
         return ResumedCalls(array)
     uses = [b for m in response for b in m.content if isinstance(b, ToolUseBlock)]
     results = _results(array)
-    interrupted = [u for u in uses if _was_interrupted(u, results)]
+    interrupted = [u for u in uses if _to_redo(u, results, tools)]
     if not interrupted:
         return ResumedCalls(array)
     answers: dict[str, Message] = {}
@@ -111,11 +116,20 @@ def _results(messages: list[Message]) -> dict[str, tuple[UserMessage, ToolResult
     return found
 
 
-def _was_interrupted(
-    use: ToolUseBlock, results: dict[str, tuple[UserMessage, ToolResultBlock]]
+def _to_redo(
+    use: ToolUseBlock,
+    results: dict[str, tuple[UserMessage, ToolResultBlock]],
+    tools: Sequence[Tool],
 ) -> bool:
-    """No result, or a stand-in flagged `interrupted` (an MCP tool's own abort result too)."""
-    return use.id not in results or results[use.id][1].interrupted is not None
+    """No result at all; or a stand-in flagged `interrupted` (an MCP tool's own abort result
+    too) of a call safe to re-run; or the loader's stand-in (`RESUMED`: the process died
+    before the result was written) of any call."""
+    if use.id not in results:
+        return True
+    why = results[use.id][1].interrupted
+    if why is None:
+        return False
+    return why is Interruption.RESUMED or can_rerun(find_tool(tools, use.name))
 
 
 async def _answer(
