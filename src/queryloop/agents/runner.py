@@ -26,7 +26,7 @@ from ..abort import AbortSignal
 from ..context import AttachmentContext
 from ..context.attachments import get_attachment_messages
 from ..loop.deps import QueryParams
-from ..loop.events import MessageEvent, StreamDelta, TerminalEvent
+from ..loop.events import MessageDraft, MessageEvent, StreamDelta, TerminalEvent
 from ..loop.query import query
 from ..loop.reasons import Terminal
 from ..messages.constructors import (
@@ -353,6 +353,11 @@ class SubagentRun:
     def _observe(self, event: Any) -> dict[str, Any] | None:
         if self.timing is not None:
             self.timing.observe(event)
+        if isinstance(event, MessageDraft):
+            # Durable before the tool it holds starts (see `MessageDraft`).
+            if self.transcript is not None:
+                self.transcript.append(event.message, partial=True)
+            return None
         if isinstance(event, MessageEvent):
             self._persist(event.message)
             if isinstance(event.message, AssistantMessage):

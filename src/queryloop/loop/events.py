@@ -35,6 +35,21 @@ class MessageEvent:
     message: Message
 
 
+@dataclass(frozen=True, slots=True)
+class MessageDraft:
+    """An assistant message as far as it is known, before a tool call it holds starts.
+
+    Streaming tool execution starts a tool while the model is still writing, so the message
+    holding its tool_use is not finished yet (no stop reason, no final usage). Persist the
+    draft now, so that no tool runs before its call is durable: a kill while it runs leaves
+    the call in the transcript, for resume to answer. The `MessageEvent` with the same uuid
+    that follows supersedes it (in the array and in the transcript); a tombstone for that
+    uuid voids it (a stream that was retried).
+    """
+
+    message: Message
+
+
 class CompactTrigger(StrEnum):
     """What started a compaction (the `trigger` of its boundary message)."""
 
@@ -103,6 +118,7 @@ LoopEvent: TypeAlias = (
     RequestStart
     | StreamDelta
     | MessageEvent
+    | MessageDraft
     | CompactionEvent
     | TransitionEvent
     | TaskEvent

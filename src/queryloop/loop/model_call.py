@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..abort import AbortSignal
-from ..messages.blocks import ToolUseBlock
+from ..messages.blocks import AssistantContentBlock, TextBlock, ToolUseBlock
 from ..messages.constructors import system_message, tombstone
 from ..messages.types import AssistantMessage, Message, ProgressMessage, SystemSubtype
 from ..messages.usage import Usage
@@ -23,11 +23,12 @@ from ..providers.base import (
     MessageStart,
     ModelProvider,
     ModelRequest,
+    TextDelta,
 )
 from ..providers.errors import OverloadedError, ProviderError, StreamInterruptedError
 from ..tools.executor import StreamingToolExecutor
 from .deps import CONTEXT_MANAGEMENT_BETA, QueryParams
-from .events import LoopEvent, MessageEvent, RequestStart, StreamDelta
+from .events import LoopEvent, MessageDraft, MessageEvent, RequestStart, StreamDelta
 
 
 @dataclass
@@ -54,7 +55,9 @@ class _Attempt:
     """Assembles one streamed response into assistant messages, one per content block.
 
     Every block but the last is emitted as soon as it completes; the last is held until the
-    response ends so that it can carry the stop reason and the final usage.
+    response ends so that it can carry the stop reason and the final usage. A held block
+    that holds a tool call is drafted (written, see `MessageDraft`) before the call starts.
+    Text still streaming is kept too, so that an interrupted answer keeps what arrived.
     """
 
     def __init__(self, model: str) -> None:
@@ -63,15 +66,27 @@ class _Attempt:
         self.held: AssistantMessage | None = None
         self.emitted: list[AssistantMessage] = []
         self.tool_uses: list[ToolUseBlock] = []
+        self.drafted: set[str] = set()
+        """uuids of held messages written as drafts."""
+        self._open_text: dict[int, list[str]] = {}
+        """Text blocks still streaming: index -> the deltas so far."""
+
+    def on_text(self, event: TextDelta) -> None:
+        self._open_text.setdefault(event.index, []).append(event.text)
 
     def on_block(self, event: BlockComplete) -> AssistantMessage | None:
+        self._open_text.pop(event.index, None)
         ready = self.held
-        self.held = AssistantMessage(
-            content=(event.block,), message_id=self.message_id, model=self.model
-        )
+        self.held = self._message((event.block,))
         if ready is not None:
             self.emitted.append(ready)
         return ready
+
+    def draft(self) -> AssistantMessage:
+        """The held message, marked as drafted (it holds a tool call about to start)."""
+        assert self.held is not None
+        self.drafted.add(self.held.uuid)
+        return self.held
 
     def finish(self, event: MessageComplete) -> AssistantMessage:
         response = event.response
@@ -82,6 +97,33 @@ class _Attempt:
         self.held = None
         self.emitted.append(final)
         return final
+
+    def cut_off(self, *, keep_partial_text: bool) -> list[AssistantMessage]:
+        """The stream stopped before message_stop: the held block and, with
+        `keep_partial_text`, the text blocks still streaming (what the user saw), as messages
+        without a stop reason. Partial thinking (unsigned) and partial tool input (never a
+        call) are dropped."""
+        kept: list[AssistantMessage] = []
+        if self.held is not None:
+            kept.append(self.held)
+            self.held = None
+        if keep_partial_text:
+            for index in sorted(self._open_text):
+                partial = "".join(self._open_text[index])
+                if partial.strip():
+                    kept.append(self._message((TextBlock(text=partial),)))
+        self._open_text.clear()
+        self.emitted.extend(kept)
+        return kept
+
+    def written(self) -> list[AssistantMessage]:
+        """Every message of this attempt that reached the session (emitted or drafted)."""
+        held = self.held
+        drafted = [held] if held is not None and held.uuid in self.drafted else []
+        return [*self.emitted, *drafted]
+
+    def _message(self, content: tuple[AssistantContentBlock, ...]) -> AssistantMessage:
+        return AssistantMessage(content=content, message_id=self.message_id, model=self.model)
 
 
 class ModelCall:
@@ -140,35 +182,40 @@ class ModelCall:
             executor = self._new_executor()
             attempt = _Attempt(model)
             yield RequestStart(turn=self.turn, model=model)
+            error: ProviderError | None = None
             try:
                 async for event in self._stream(model, attempt, executor):
                     yield event
-                self._succeed(attempt, executor)
-                return
-            except OverloadedError as error:
+            except OverloadedError as exc:
                 if not self._can_fall_back(model):
-                    self._fail(attempt, executor, error)
-                    return
-                async for event in self._abandon(attempt, executor, "model fallback"):
-                    yield event
-                notice = system_message(
-                    SystemSubtype.MODEL_FALLBACK,
-                    f"{model} is overloaded; switched to {self.params.fallback_model}",
-                    level="warning",
-                    metadata={"from": model, "to": self.params.fallback_model},
-                )
-                yield MessageEvent(notice)
-                model = self.params.fallback_model or model
-            except StreamInterruptedError as error:
+                    error = exc
+                else:
+                    async for event in self._abandon(attempt, executor, "model fallback"):
+                        yield event
+                    yield MessageEvent(self._fallback_notice(model))
+                    model = self.params.fallback_model or model
+                    continue
+            except StreamInterruptedError as exc:
                 if attempt.tool_uses or stream_retries <= 0 or self._aborted():
-                    self._fail(attempt, executor, error)
-                    return
-                stream_retries -= 1
-                async for event in self._abandon(attempt, executor, "stream interrupted"):
-                    yield event
-            except ProviderError as error:
-                self._fail(attempt, executor, error)
-                return
+                    error = exc
+                else:
+                    stream_retries -= 1
+                    async for event in self._abandon(attempt, executor, "stream interrupted"):
+                        yield event
+                    continue
+            except ProviderError as exc:
+                error = exc
+            async for event in self._keep(attempt, executor, error):
+                yield event
+            return
+
+    def _fallback_notice(self, model: str) -> Message:
+        return system_message(
+            SystemSubtype.MODEL_FALLBACK,
+            f"{model} is overloaded; switched to {self.params.fallback_model}",
+            level="warning",
+            metadata={"from": model, "to": self.params.fallback_model},
+        )
 
     def _aborted(self) -> bool:
         return self.params.tool_context.abort.aborted
@@ -203,14 +250,11 @@ class ModelCall:
         async for event in stream:
             if isinstance(event, MessageStart):
                 attempt.message_id = event.message_id
+            elif isinstance(event, TextDelta):
+                attempt.on_text(event)
             elif isinstance(event, BlockComplete):
-                if isinstance(event.block, ToolUseBlock):
-                    attempt.tool_uses.append(event.block)
-                    if executor is not None:
-                        executor.add_tool(event.block)
-                ready = attempt.on_block(event)
-                if ready is not None:
-                    yield MessageEvent(ready)
+                async for loop_event in self._on_block(event, attempt, executor):
+                    yield loop_event
             elif isinstance(event, MessageComplete):
                 self.outcome.usage = event.response.usage
                 self.outcome.stop_reason = event.response.stop_reason
@@ -229,20 +273,37 @@ class ModelCall:
             if abort.aborted:
                 return
 
-    def _succeed(self, attempt: _Attempt, executor: StreamingToolExecutor | None) -> None:
-        if attempt.held is not None:
-            # The stream stopped early (abort): keep what completed, without a stop reason.
-            attempt.emitted.append(attempt.held)
-            attempt.held = None
+    async def _on_block(
+        self, event: BlockComplete, attempt: _Attempt, executor: StreamingToolExecutor | None
+    ) -> AsyncIterator[LoopEvent]:
+        """A block is whole: emit the one before it; a tool call starts once it is durable."""
+        call = event.block if isinstance(event.block, ToolUseBlock) else None
+        if call is not None:
+            attempt.tool_uses.append(call)
+        ready = attempt.on_block(event)
+        if ready is not None:
+            yield MessageEvent(ready)
+        if call is not None and executor is not None:
+            # The session writes the draft before this generator resumes, so the call is
+            # in the transcript before the tool's `tool_start` record (issue 25, item 15).
+            yield MessageDraft(attempt.draft())
+            executor.add_tool(call)
+
+    async def _keep(
+        self,
+        attempt: _Attempt,
+        executor: StreamingToolExecutor | None,
+        error: ProviderError | None,
+    ) -> AsyncIterator[LoopEvent]:
+        """End the call with what the attempt produced. A stream stopped before message_stop
+        (an abort, a failure) still emits its held block: a tool call that ran keeps its
+        call, and an interrupted answer keeps the text that arrived."""
+        for message in attempt.cut_off(keep_partial_text=self._aborted()):
+            yield MessageEvent(message)
         self.outcome.model = attempt.model
         self.outcome.assistant_messages = attempt.emitted
         self.outcome.tool_uses = attempt.tool_uses
         self.outcome.executor = executor
-
-    def _fail(
-        self, attempt: _Attempt, executor: StreamingToolExecutor | None, error: ProviderError
-    ) -> None:
-        self._succeed(attempt, executor)
         self.outcome.error = error
 
     async def _abandon(
@@ -252,5 +313,5 @@ class ModelCall:
         if executor is not None:
             executor.discard(reason)
         self.outcome.early_results.clear()
-        for message in attempt.emitted:
+        for message in attempt.written():
             yield MessageEvent(tombstone(message.uuid, reason))

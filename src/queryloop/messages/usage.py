@@ -6,6 +6,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+STREAMED_CHARS_PER_TOKEN = 4
+"""Characters a streamed output token is taken to hold, where the API has not counted yet."""
+
+
+def estimate_streamed_tokens(chars: int) -> int:
+    """Output tokens for `chars` characters of streamed text, thinking or tool input: the
+    estimate the terminal's spinner shows (`↓ 366 tokens`), and the one an interrupted
+    response is billed at when no `message_delta` counted its output."""
+    return chars // STREAMED_CHARS_PER_TOKEN
+
 
 @dataclass(frozen=True, slots=True)
 class Usage:

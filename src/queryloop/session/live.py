@@ -6,7 +6,9 @@ holds it, and exactly three ways it changes:
 
 - `append(message)`: a message was created (every `MessageEvent` of the loop, the prompt and
   its attachments). It is written to the transcript at once. A tombstone removes the message
-  it voids; progress messages are written but kept out of the array (they are for UIs).
+  it voids; progress messages are written but kept out of the array (they are for UIs). A
+  message whose draft was applied before (`MessageDraft`: the loop's assistant message as far
+  as it is known, written before a tool call it holds starts) takes the draft's place.
 - `replace(event)`: a compaction (auto, reactive or manual) swapped the history for a summary
   and a kept tail (`CompactionEvent`). The new messages are written after the boundary.
 - `clear(session_id, transcript)`: `/clear` starts a fresh session.
@@ -31,10 +33,19 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from ..abort import AbortSignal
-from ..loop.events import CompactionEvent, LoopEvent, MessageEvent, TerminalEvent
+from ..loop.events import CompactionEvent, LoopEvent, MessageDraft, MessageEvent, TerminalEvent
 from ..messages.types import Message, ProgressMessage, TombstoneMessage, new_uuid
-from ..messages.usage import Usage
-from ..providers.base import MessageComplete, MessageStart, ModelProvider, ModelRequest
+from ..messages.usage import Usage, estimate_streamed_tokens
+from ..providers.base import (
+    InputJsonDelta,
+    MessageComplete,
+    MessageDelta,
+    MessageStart,
+    ModelProvider,
+    ModelRequest,
+    TextDelta,
+    ThinkingDelta,
+)
 from .transcript import Transcript
 
 Pricing = Callable[[Usage, str], float]
@@ -52,8 +63,9 @@ class RequestKind(StrEnum):
     """Any other call made for the session (titles, tool-use summaries, subagents, ...)."""
     INTERRUPTED = "interrupted"
     """An attempt the API began (and bills) that never completed: a cut stream that was
-    retried, an overloaded model that fell back, an abort. Counted with the input usage its
-    `message_start` reported."""
+    retried, an overloaded model that fell back, an abort. Counted with the usage of its last
+    `message_delta`, else with its `message_start` input usage and an estimate of the output
+    that streamed (`estimated` is then true)."""
 
 
 def model_table_price(usage: Usage, model: str) -> float:
@@ -75,6 +87,8 @@ class UsageRecord:
     usage: Usage
     cost_usd: float
     purpose: str = ""
+    estimated: bool = False
+    """The output tokens are an estimate (an interrupted stream the API never counted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +152,8 @@ class Session:
         self.listeners: list[Callable[[UsageRecord], None]] = []
         """Called with each usage record (live cost displays)."""
         self._prompt_start: SessionTotals | None = None
+        self._drafts: set[str] = set()
+        """uuids of drafts in the array whose whole message has not come yet."""
 
     # ---- reading ------------------------------------------------------------------------
 
@@ -162,11 +178,27 @@ class Session:
         self._transcript = transcript
 
     def append(self, message: Message) -> None:
-        """A message was created: write it, and add it to the array."""
+        """A message was created: write it, and add it to the array (in its draft's place
+        when one was applied)."""
         self._write(message)
         if isinstance(message, TombstoneMessage):
+            self._drafts.discard(message.target_uuid)
             self._messages = [m for m in self._messages if m.uuid != message.target_uuid]
+        elif message.uuid in self._drafts:
+            self._drafts.discard(message.uuid)
+            self._messages = [message if m.uuid == message.uuid else m for m in self._messages]
         elif _kept(message):
+            self._messages.append(message)
+
+    def draft(self, message: Message) -> None:
+        """A message as far as it is known (`MessageDraft`): write it now, marked partial, and
+        hold it in the array until the whole message (the same uuid) is appended."""
+        if self._transcript is not None:
+            self._transcript.append(message, partial=True)
+        if message.uuid in self._drafts:
+            self._messages = [message if m.uuid == message.uuid else m for m in self._messages]
+        else:
+            self._drafts.add(message.uuid)
             self._messages.append(message)
 
     def replace(self, event: CompactionEvent) -> None:
@@ -190,6 +222,8 @@ class Session:
         (`metered()`), which also catches a side request that never reported back."""
         if isinstance(event, MessageEvent):
             self.append(event.message)
+        elif isinstance(event, MessageDraft):
+            self.draft(event.message)
         elif isinstance(event, CompactionEvent):
             self.replace(event)
         elif isinstance(event, TerminalEvent):
@@ -202,6 +236,7 @@ class Session:
         self.session_id = session_id
         self._transcript = transcript
         self._messages = []
+        self._drafts = set()
         self.usage = Usage()
         self.cost_usd = 0.0
         self.requests = self.turns = self.prompts = 0
@@ -215,18 +250,25 @@ class Session:
         kind: RequestKind = RequestKind.MAIN,
         *,
         purpose: str = "",
+        estimated: bool = False,
     ) -> UsageRecord:
         """Count one billed request once: totals, cost, and one transcript `usage` record
-        (`purpose` names a side request, e.g. "tool_use_summary")."""
+        (`purpose` names a side request, e.g. "tool_use_summary"; `estimated`: its output
+        tokens are an estimate)."""
         cost = self._price(usage, model)
-        record = UsageRecord(kind, model, usage, cost, purpose)
+        record = UsageRecord(kind, model, usage, cost, purpose, estimated)
         self.usage = self.usage + usage
         self.cost_usd += cost
         self.requests += 1
         self.records.append(record)
         if self._transcript is not None:
             self._transcript.append_usage(
-                usage, cost_usd=cost, model=model, kind=kind.value, purpose=purpose
+                usage,
+                cost_usd=cost,
+                model=model,
+                kind=kind.value,
+                purpose=purpose,
+                estimated=estimated,
             )
         for listener in self.listeners:
             listener(record)
@@ -284,9 +326,15 @@ class UsageSink(Protocol):
     """What a metered provider reports to (a `Session`, or anything with `record_usage`)."""
 
     def record_usage(
-        self, usage: Usage, model: str, kind: RequestKind, *, purpose: str = ""
+        self,
+        usage: Usage,
+        model: str,
+        kind: RequestKind,
+        *,
+        purpose: str = "",
+        estimated: bool = False,
     ) -> Any:
-        """Count one billed request."""
+        """Count one billed request (`estimated`: its output tokens are an estimate)."""
         ...
 
 
@@ -295,7 +343,7 @@ class MeteredProvider:
 
     A stream that ends with `MessageComplete` is recorded with its final usage under `kind`;
     one that the API began (`MessageStart`) but that never completed (cut, abandoned,
-    aborted) is recorded as `RequestKind.INTERRUPTED` with the usage `message_start` gave.
+    aborted) is recorded as `RequestKind.INTERRUPTED` (see `_interrupted_usage`).
     Everything else (`name`, `aclose`, ...) is the wrapped provider's.
     """
 
@@ -316,6 +364,7 @@ class MeteredProvider:
     ) -> AsyncIterator[Any]:
         """The wrapped provider's stream, metered."""
         started: MessageStart | None = None
+        tally = _StreamTally()
         completed = False
         try:
             async for event in self.inner.stream(request, abort):
@@ -327,12 +376,48 @@ class MeteredProvider:
                     self.sink.record_usage(
                         response.usage, response.model, self.kind, purpose=self.purpose
                     )
+                else:
+                    tally.feed(event)
                 yield event
         finally:
             if started is not None and not completed:
+                usage, estimated = _interrupted_usage(started.usage, tally)
                 self.sink.record_usage(
-                    started.usage,
+                    usage,
                     started.model or request.model,
                     RequestKind.INTERRUPTED,
                     purpose=self.purpose,
+                    estimated=estimated,
                 )
+
+
+@dataclass(slots=True)
+class _StreamTally:
+    """What an unfinished stream produced: characters streamed, the last counted usage."""
+
+    chars: int = 0
+    counted: Usage | None = None
+
+    def feed(self, event: Any) -> None:
+        if isinstance(event, TextDelta):
+            self.chars += len(event.text)
+        elif isinstance(event, ThinkingDelta):
+            self.chars += len(event.thinking)
+        elif isinstance(event, InputJsonDelta):
+            self.chars += len(event.partial_json)
+        elif isinstance(event, MessageDelta):
+            self.counted = event.usage
+
+
+def _interrupted_usage(start: Usage, tally: _StreamTally) -> tuple[Usage, bool]:
+    """The usage to bill an interrupted response at, and whether its output is estimated.
+
+    The last `message_delta` counted everything (its usage is cumulative); without one, the
+    output is what streamed, estimated as the spinner does (`estimate_streamed_tokens`),
+    never less than `message_start` reported."""
+    if tally.counted is not None:
+        return tally.counted, False
+    guess = estimate_streamed_tokens(tally.chars)
+    if guess <= start.output_tokens:
+        return start, False
+    return dataclasses.replace(start, output_tokens=guess), True

@@ -5,6 +5,9 @@ What a kill can leave, and what loading does about it:
 - a truncated or garbled line (the record in flight): skipped and reported;
 - a record kind this version does not know: skipped (newer writers may add kinds);
 - a message written twice (a retried append): the later copy is dropped by uuid;
+- a draft (`"partial": true`, an assistant message written before a tool call it holds
+  started): the later record with its uuid takes its place; with none (killed while the tool
+  ran) the draft is the message, and its unanswered call is repaired like any other;
 - a tool_use whose tool_result never arrived (killed during the tool call): a stand-in
   `is_error` tool_result (`Interruption.RESUMED`) is inserted right after the assistant
   message and ALSO appended to the file (with `"repair": true` and the assistant message as
@@ -102,6 +105,8 @@ class _Reader:
     prompts: int = 0
     unknown: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0
+    drafts: dict[str, int] = field(default_factory=dict)
+    """uuid -> index in `entries` of a draft no later record has superseded yet."""
 
     def feed(self, record: dict[str, Any], lineno: int) -> None:
         kind = record.get("record")
@@ -131,15 +136,28 @@ class _Reader:
         except (MessageDecodeError, KeyError, TypeError) as exc:
             self.problems.append(f"line {lineno}: undecodable message skipped ({exc})")
             return
+        partial = record.get("partial") is True
         if message.uuid in self.seen:
-            self.duplicates += 1
+            self._supersede(message, partial)
             return
         self.seen.add(message.uuid)
         parent = record.get("parent_uuid")
         repair = bool(record.get("repair", False))
+        if partial:
+            self.drafts[message.uuid] = len(self.entries)
         self.entries.append(_Entry(message, parent if isinstance(parent, str) else None, repair))
         if isinstance(record.get("session_id"), str):
             self.session_id = record["session_id"]
+
+    def _supersede(self, message: Message, partial: bool) -> None:
+        """A uuid seen before: a draft is replaced in its place, any other copy dropped."""
+        index = self.drafts.pop(message.uuid, None)
+        if index is None:
+            self.duplicates += 1
+            return
+        self.entries[index].message = message
+        if partial:
+            self.drafts[message.uuid] = index
 
     def summarize_skips(self) -> None:
         if self.duplicates:

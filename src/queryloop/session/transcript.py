@@ -4,13 +4,17 @@ One JSON object per line, each with a `record` kind:
 
 - `message`: `{"record": "message", "session_id", "parent_uuid", "message": {...}}` where
   `message` is `queryloop.messages.message_to_dict(...)`. A record may carry `"repair": true`
-  when the loader synthesised it (see `repair.py`).
+  when the loader synthesised it (see `repair.py`), or `"partial": true` for a draft: an
+  assistant message as far as it was known when a tool call it holds started
+  (`queryloop.loop.MessageDraft`). A later record with the same uuid supersedes a draft; a
+  draft with no later record (a kill while the tool ran) is the message as far as it got.
 - `meta`: `{"record": "meta", "session_id", "timestamp", ...}` facts about the session
   (model, cwd, title, format version); later values win.
 - `usage`: `{"record": "usage", "session_id", "timestamp", "kind", "model", "usage",
   "cost_usd"}`, one per billed request; `kind` is main, compact, side or interrupted
   (`queryloop.session.RequestKind`; records written before it existed have none: main). A
-  side request may add its `"purpose"` (a tool-use summary).
+  side request may add its `"purpose"` (a tool-use summary); `"estimated": true` marks
+  output tokens estimated from what streamed (an interrupted response never counted).
 - `result`: `{"record": "result", "session_id", "timestamp", "terminal", "turns", ...}`, one
   per prompt: its terminal reason and its turns (docs/loop.md, "Turns").
 - `timing`: `{"record": "timing", "session_id", "event", "t", ...}` when requests, tool calls,
@@ -52,6 +56,8 @@ class Transcript:
         self.fsync = fsync
         self.last_uuid: str | None = None
         self._fd: int | None = None
+        self._draft_parents: dict[str, str | None] = {}
+        """Draft uuid -> its parent: the record that supersedes a draft keeps its parent."""
 
     def _open(self) -> int:
         if self._fd is None:
@@ -81,10 +87,22 @@ class Transcript:
             os.fsync(fd)
 
     def append(
-        self, message: Message, parent_uuid: str | None = _UNSET, *, repair: bool = False
+        self,
+        message: Message,
+        parent_uuid: str | None = _UNSET,
+        *,
+        repair: bool = False,
+        partial: bool = False,
     ) -> None:
-        """Persist one message. `parent_uuid` defaults to the last message appended."""
+        """Persist one message. `parent_uuid` defaults to the last message appended (for the
+        message that supersedes a draft: the draft's parent). `partial` writes a draft."""
         parent = self.last_uuid if parent_uuid is _UNSET else parent_uuid
+        if parent_uuid is _UNSET and message.uuid in self._draft_parents:
+            parent = self._draft_parents[message.uuid]
+        if partial:
+            self._draft_parents.setdefault(message.uuid, parent)
+        else:
+            self._draft_parents.pop(message.uuid, None)
         record: dict[str, Any] = {
             "record": "message",
             "session_id": self.session_id,
@@ -93,6 +111,8 @@ class Transcript:
         }
         if repair:
             record["repair"] = True
+        if partial:
+            record["partial"] = True
         self.append_record(record)
         self.last_uuid = message.uuid
 
@@ -110,10 +130,12 @@ class Transcript:
         model: str = "",
         kind: str = "main",
         purpose: str = "",
+        estimated: bool = False,
     ) -> None:
         """Record one billed request's token usage, its cost in US dollars and its kind
         (`queryloop.session.RequestKind`: main, compact, side, interrupted). A side request
-        may name its `purpose` (a tool-use summary); it counts in the cost, not as a turn."""
+        may name its `purpose` (a tool-use summary); it counts in the cost, not as a turn.
+        `estimated` marks output tokens that are an estimate (an interrupted stream)."""
         record: dict[str, Any] = {
             "record": "usage",
             "session_id": self.session_id,
@@ -125,6 +147,8 @@ class Transcript:
         }
         if purpose:
             record["purpose"] = purpose
+        if estimated:
+            record["estimated"] = True
         self.append_record(record)
 
     def append_result(self, *, terminal: str, turns: int, **fields: Any) -> None:
