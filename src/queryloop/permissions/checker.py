@@ -182,7 +182,9 @@ class PermissionChecker:
             if hook.decision == "allow":
                 return PermissionDecision("allow")
             reason = f"a PreToolUse hook asks for approval: {hook.reason or 'no reason given'}"
-            return await self._ask(tool, input, ctx, reason)
+            # No rule is suggested: the hook asks whatever the allow rules say, so an
+            # "always" answer would save a rule the hook overrides next time.
+            return await self._ask(tool, input, ctx, reason, suggest=False)
         decision, guarded = await self._evaluate(tool, input, ctx)
         if decision.behavior != "ask":
             return decision
@@ -312,11 +314,11 @@ class PermissionChecker:
         reason: str,
         *,
         guarded: bool = False,
+        suggest: bool = True,
     ) -> PermissionDecision:
         call = _Call.of(tool, input, ctx, self.context)
-        request = PermissionRequest(
-            tool.name, input, reason, _suggest_rule(tool.name, call), ctx.cwd, self.context.mode
-        )
+        rule = _suggest_rule(tool.name, call) if suggest else ""
+        request = PermissionRequest(tool.name, input, reason, rule, ctx.cwd, self.context.mode)
         try:
             answer = await self._answer(request)
         except Exception as exc:  # a broken prompt or callback must not crash the session
@@ -349,7 +351,8 @@ class PermissionChecker:
                 return dataclasses.replace(answer, source=DenialSource.USER)
             return answer
         if answer is True or isinstance(answer, PermissionAllow):
-            if isinstance(answer, PermissionAllow) and answer.remember:
+            remember = isinstance(answer, PermissionAllow) and answer.remember
+            if remember and request.suggested_rule:
                 rule = PermissionRule.parse(request.suggested_rule, "allow", source="session")
                 self.context.session_allow.append(rule)
             updated = answer.updated_input if isinstance(answer, PermissionAllow) else None
