@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..loop.events import (
     CompactionEvent,
+    MessageDraft,
     MessageEvent,
     RequestStart,
     SideUsage,
@@ -152,6 +153,7 @@ _Builder = Callable[[Any, str], dict[str, Any]]
 
 _LOOP_RECORDS: Mapping[type, _Builder | None] = {
     MessageEvent: _message,
+    MessageDraft: None,  # persisted before a tool starts; its MessageEvent follows
     StreamDelta: _stream_event,
     RequestStart: _request_start,
     TransitionEvent: _transition,
