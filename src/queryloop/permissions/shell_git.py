@@ -105,11 +105,16 @@ def config_kind(key: str) -> ConfigKind | None:
 def config_runs(key: str, value: Word | None, via: str) -> list[Run]:
     """What setting `key` to `value` (None: known only at run time) makes git run."""
     runs = _url_runs(key, value)
+    what = f"{via} {key}"
+    text = value.value if value is not None else None
+    if key.lower().startswith("alias.") and via != "git -c":  # `-c alias.x` is resolved on use
+        if text is None:
+            return [*runs, unknown(f"{what} sets an alias that is not statically known")]
+        body = text[1:] if text.startswith("!") else "git " + text
+        return [*runs, code(what, Word(body))]
     kind = config_kind(key)
     if kind is None:
         return runs
-    what = f"{via} {key}"
-    text = value.value if value is not None else None
     if text is None:
         return [*runs, unknown(f"{what} sets a command that is not statically known")]
     if kind in ("file", "folder"):
@@ -255,6 +260,7 @@ def _option_runs(what: str, spec: SubOptions, rest: Sequence[Word]) -> list[Run]
         after = rest[i + 1] if i + 1 < len(rest) else None
         if value.startswith("--"):
             name, eq, attached = value[2:].partition("=")
+            name = _unabbreviated(name, spec.long_code | spec.long_attached | spec.long_folder)
             given = Word(attached) if eq else after
             if name in spec.long_code or (eq and name in spec.long_attached):
                 runs.append(code(f"{what} --{name}", given))
@@ -263,6 +269,15 @@ def _option_runs(what: str, spec: SubOptions, rest: Sequence[Word]) -> list[Run]
         elif value.startswith("-") and len(value) > 1:
             runs += _cluster(what, spec, value[1:], after)
     return runs
+
+
+def _unabbreviated(name: str, known: frozenset[str]) -> str:
+    """git's option parser accepts any unambiguous prefix (`--ex` is `--exec`): a prefix of
+    one of `known` is taken as it (whether or not another option shares the prefix: the
+    liberal reading cannot hide a command)."""
+    if name in known or len(name) < 2:
+        return name
+    return next((option for option in sorted(known) if option.startswith(name)), name)
 
 
 def _cluster(what: str, spec: SubOptions, letters: str, after: Word | None) -> list[Run]:

@@ -37,6 +37,7 @@ def sed_runs(words: Sequence[Word]) -> list[Run]:
             operands.append(words[i])
         elif value.startswith("--"):
             name, eq, attached = value[2:].partition("=")
+            name = next((n for n in _SED_LONG_ARG if len(name) >= 2 and n.startswith(name)), name)
             if name == "expression":
                 scripts.append(Word(attached) if eq else after)
             from_file = from_file or name == "file"

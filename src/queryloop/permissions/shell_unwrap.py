@@ -30,6 +30,7 @@ from .shell_env import assignment_runs, executes
 from .shell_git import command_line_config, environment_config, subcommand_runs
 from .shell_inline import SHELL_CODE, inline_runs, is_interpreter, shell_code_runs
 from .shell_parse import DYNAMIC, ParsedLine, SimpleCommand, Word, parse_line
+from .shell_programs import PROGRAMS, program_runs
 from .shell_runs import Run, path_tokens
 from .shell_wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, is_assignment, skip_options
 
@@ -239,6 +240,8 @@ class _Collector:
                     self.set_at_run_time(name, word.value)
         elif is_interpreter(name):
             self.apply(inline_runs(name, words, stdin, piped), depth, certain)
+        if name in PROGRAMS:  # `ssh -o ProxyCommand=…`, `rsync -e …`, `tar --to-command=…`
+            self.apply(program_runs(name, words, stdin, piped), depth, certain)
 
 
 @dataclass
