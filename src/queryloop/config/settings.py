@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..hooks.config import HooksConfig, parse_hooks
+from ..hooks import HooksConfig, parse_hooks
 from ..permissions.modes import PermissionMode, parse_mode
 from ..permissions.rules import PermissionRule, RuleBehavior, RuleSet
 from .discovery import PROJECT_DIR
@@ -335,11 +335,18 @@ class _Merger:
     def _add_hooks(self, file: SettingsFile, raw: object, trusted: bool) -> None:
         if raw is None:
             return
-        hooks, problems = parse_hooks(raw, source=str(file.path))
-        for message in problems:
-            text = message.removeprefix(f"{file.path}: ")
-            unknown = text.startswith("unknown hook event")
-            self._problem(file, "hooks", text, Severity.WARNING if unknown else Severity.ERROR)
+        from .hook_conditions import RuleCondition
+
+        root = self.cwd if file.scope in (SettingsScope.PROJECT, SettingsScope.LOCAL) else None
+
+        def condition(text: str) -> RuleCondition:
+            return RuleCondition.parse(text, source=str(file.path), root=root)
+
+        hooks, problems = parse_hooks(raw, source=str(file.path), parse_condition=condition)
+        for problem in problems:  # Claude Code's keys never fail closed; its bad values do
+            text = problem.message.removeprefix(f"{file.path}: ")
+            severity = Severity.ERROR if problem.fatal else Severity.WARNING
+            self._problem(file, "hooks", text, severity)
         if trusted:
             self.hooks = self.hooks.merged(hooks)
         elif hooks.count():

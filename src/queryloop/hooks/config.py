@@ -1,4 +1,4 @@
-"""Hook configuration: events, matchers and the hooks (shell commands or Python callables).
+"""Hook configuration: events, matcher groups and handlers (Claude Code's shapes).
 
 The settings shape is Claude Code's::
 
@@ -6,12 +6,15 @@ The settings shape is Claude Code's::
         {"matcher": "Bash|Edit",
          "hooks": [{"type": "command", "command": "./check.sh", "timeout": 30}]}]}}
 
-In the SDK the same events take Python callables::
+Handlers: `command` (shell form, or exec form with `args`), `http` (POST the event JSON),
+`prompt` (a small model decides, `{"ok": ..., "reason": ...}`) and, in the SDK, Python
+callables::
 
     HooksConfig.of(PreToolUse=[HookMatcher("Bash", [my_hook])])
 
 A callable receives the event as a dict (the same JSON a shell hook reads on stdin) and returns
-None or a dict shaped like a shell hook's stdout JSON; it may be sync or async.
+None or a dict shaped like a shell hook's stdout JSON; it may be sync or async. Parsing a
+settings file's `hooks` value is `hooks.parsing.parse_hooks`.
 """
 
 from __future__ import annotations
@@ -19,23 +22,32 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, TypeAlias
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, TypeAlias
+
+from .events import (
+    DEFAULT_TIMEOUT,
+    NARROW_MATCHER,
+    NO_MATCHER,
+    PROMPT_TIMEOUT,
+    SHORT_TIMEOUTS,
+    HookEvent,
+)
 
 DEFAULT_HOOK_TIMEOUT = 60.0
+"""Seconds a Python callable hook may take (Claude Code's SDK callback default)."""
 
 
-class HookEvent(StrEnum):
-    """The hook events (Claude Code's names)."""
+class HookCondition(Protocol):
+    """A handler's `if`: one permission rule (`Bash(git *)`) a tool call must match.
 
-    PRE_TOOL_USE = "PreToolUse"
-    POST_TOOL_USE = "PostToolUse"
-    USER_PROMPT_SUBMIT = "UserPromptSubmit"
-    STOP = "Stop"
-    SUBAGENT_START = "SubagentStart"
-    SUBAGENT_STOP = "SubagentStop"
-    SESSION_START = "SessionStart"
-    PRE_COMPACT = "PreCompact"
+    The configuration layer builds it from `permissions.rules.PermissionRule` (hooks and
+    permissions are siblings: neither imports the other)."""
+
+    def matches(self, tool_name: str, tool_input: Mapping[str, Any], cwd: Path) -> bool:
+        """True when the call matches the rule (or the rule cannot tell: fail open)."""
+        ...
 
 
 HookCallable: TypeAlias = Callable[
@@ -46,17 +58,68 @@ HookCallable: TypeAlias = Callable[
 
 @dataclass(frozen=True, slots=True)
 class CommandHook:
-    """A shell command run with the event JSON on stdin."""
+    """A command run with the event JSON on stdin: through `sh -c` (shell form), or, with
+    `args`, the program `command` itself with that argument vector (exec form, no shell)."""
 
     command: str
-    timeout: float = DEFAULT_HOOK_TIMEOUT
+    timeout: float | None = None
+    """Seconds; None: Claude Code's default for the event (600, UserPromptSubmit 30)."""
     source: str = ""
     """The settings file it came from (for notices and warnings)."""
+    args: tuple[str, ...] | None = None
+    condition: HookCondition | None = None
+    status_message: str | None = None
+    once: bool = False
+    run_async: bool = False
+    """`async`: run in the background; its output reaches the model on the next turn."""
+    shell: str | None = None
+    """`shell`: "bash" (sh -c here) or "powershell"; ignored with `args`."""
 
     @property
     def label(self) -> str:
         """How warnings name this hook."""
-        return self.command
+        return " ".join([self.command, *self.args]) if self.args is not None else self.command
+
+
+@dataclass(frozen=True, slots=True)
+class HttpHook:
+    """POST the event JSON to `url`; the response body is the hook's output."""
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Values may name `$VAR`/`${VAR}` from `allowed_env_vars` (others become empty)."""
+    allowed_env_vars: tuple[str, ...] = ()
+    timeout: float | None = None
+    source: str = ""
+    condition: HookCondition | None = None
+    status_message: str | None = None
+    once: bool = False
+
+    @property
+    def label(self) -> str:
+        """How warnings name this hook."""
+        return f"POST {self.url}"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptHook:
+    """Ask a small model (`model`, else the session's fast model) to decide; `$ARGUMENTS`
+    in `prompt` becomes the event JSON. The model answers `{"ok": bool, "reason": str}`."""
+
+    prompt: str
+    model: str | None = None
+    timeout: float | None = None
+    source: str = ""
+    condition: HookCondition | None = None
+    status_message: str | None = None
+    once: bool = False
+    continue_on_block: bool = False
+
+    @property
+    def label(self) -> str:
+        """How warnings name this hook."""
+        first = self.prompt.strip().splitlines()[0] if self.prompt.strip() else ""
+        return f"prompt {first[:60]!r}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,41 +135,59 @@ class CallableHook:
         return getattr(self.fn, "__qualname__", repr(self.fn))
 
 
-Hook: TypeAlias = CommandHook | CallableHook
+Hook: TypeAlias = CommandHook | HttpHook | PromptHook | CallableHook
+HOOK_TYPES = (CommandHook, HttpHook, PromptHook, CallableHook)
+
+
+def timeout_of(hook: Hook, event: HookEvent) -> float:
+    """The hook's timeout: its own, else Claude Code's default for its type and the event."""
+    if hook.timeout is not None:
+        return float(hook.timeout)
+    if isinstance(hook, PromptHook):
+        return PROMPT_TIMEOUT
+    return SHORT_TIMEOUTS.get(event, DEFAULT_TIMEOUT)
 
 
 @dataclass(frozen=True)
 class HookMatcher:
-    """Hooks that run when `matcher` matches the event's target (tool name, source, trigger).
+    """Hooks that run when `matcher` selects the event's target (tool name, source, ...).
 
-    `matcher`: empty or `*` matches everything; `Bash` exactly that; `Edit|Write` alternatives;
-    anything else is a regular expression that must match the whole name (`mcp__.*`).
-    Plain callables in `hooks` are wrapped in `CallableHook`.
+    Claude Code's rules: empty or `*` matches everything; only letters, digits, `_`, `-`,
+    spaces, `,` and `|`: exact names separated by `|` or `,` (`Edit|Write`); anything else is
+    an unanchored regular expression (`mcp__.*`, `^Notebook`). Plain callables in `hooks` are
+    wrapped in `CallableHook`.
     """
 
     matcher: str = ""
     hooks: Sequence[Hook | HookCallable] = ()
-    _regex: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        wrapped = tuple(
-            h if isinstance(h, CommandHook | CallableHook) else CallableHook(h) for h in self.hooks
-        )
+        wrapped = tuple(h if isinstance(h, HOOK_TYPES) else CallableHook(h) for h in self.hooks)
         object.__setattr__(self, "hooks", wrapped)
-        object.__setattr__(self, "_regex", compile_matcher(self.matcher))
+        compile_matcher(self.matcher)  # a bad regex fails here, not at the first event
 
-    def matches(self, target: str | None) -> bool:
+    def matches(self, target: str | None, event: HookEvent | None = None) -> bool:
         """True when this matcher selects `target` (None: events without a target)."""
-        if self.matcher in ("", "*") or target is None:
+        if target is None or event in NO_MATCHER:
             return True
-        return self._regex is not None and self._regex.fullmatch(target) is not None
+        test = compile_matcher(self.matcher, narrow=event in NARROW_MATCHER)
+        return test is None or test(target)
 
 
-def compile_matcher(matcher: str) -> re.Pattern[str] | None:
-    """The regex for a matcher; raises re.error for an invalid one."""
-    if matcher in ("", "*"):
+_EXACT = re.compile(r"^[A-Za-z0-9_\- ,|]+$")
+_EXACT_NARROW = re.compile(r"^[A-Za-z0-9_|]+$")
+
+
+@lru_cache(maxsize=512)
+def compile_matcher(matcher: str, *, narrow: bool = False) -> Callable[[str], bool] | None:
+    """The test for a matcher (None: matches everything); raises re.error for a bad regex."""
+    if matcher.strip() in ("", "*"):
         return None
-    return re.compile(matcher)
+    if (_EXACT_NARROW if narrow else _EXACT).match(matcher):
+        names = frozenset(n.strip() for n in re.split(r"[|]" if narrow else r"[|,]", matcher))
+        return lambda target: target in names
+    regex = re.compile(matcher)
+    return lambda target: regex.search(target) is not None
 
 
 @dataclass(frozen=True)
@@ -134,12 +215,13 @@ class HooksConfig:
         return HooksConfig(events)
 
     def hooks_for(self, event: HookEvent, target: str | None = None) -> list[Hook]:
-        """Every hook whose matcher selects `target`, in configuration order."""
+        """Every hook whose matcher selects `target`, in configuration order; the same
+        command or URL configured in two files runs once (Claude Code's rule)."""
         found: list[Hook] = []
         for matcher in self.events.get(event, ()):
-            if matcher.matches(target):
-                found.extend(h for h in matcher.hooks if isinstance(h, CommandHook | CallableHook))
-        return found
+            if matcher.matches(target, event):
+                found.extend(h for h in matcher.hooks if isinstance(h, HOOK_TYPES))
+        return _dedupe(found)
 
     def count(self) -> int:
         """How many hooks are configured in total."""
@@ -151,78 +233,32 @@ class HooksConfig:
         for event, matchers in self.events.items():
             for m in matchers:
                 for h in m.hooks:
-                    label = h.label if isinstance(h, CommandHook | CallableHook) else repr(h)
+                    label = h.label if isinstance(h, HOOK_TYPES) else repr(h)
                     lines.append(f"{event.value}[{m.matcher or '*'}]: {label}")
         return lines
 
 
-def parse_hooks(raw: object, *, source: str) -> tuple[HooksConfig, list[str]]:
-    """Parse a settings file's `hooks` value; returns the config and problems found.
-
-    A bad entry is skipped with a problem message naming the file, the event and the fix; the
-    rest of the file's hooks still load.
-    """
-    problems: list[str] = []
-    if not isinstance(raw, Mapping):
-        return HooksConfig(), [f"{source}: 'hooks' must be an object mapping event names to lists"]
-    events: dict[HookEvent, tuple[HookMatcher, ...]] = {}
-    valid = ", ".join(e.value for e in HookEvent)
-    for name, entries in raw.items():
-        try:
-            event = HookEvent(name)
-        except ValueError:
-            problems.append(f"{source}: unknown hook event {name!r} (known: {valid})")
-            continue
-        if not isinstance(entries, list):
-            problems.append(f"{source}: hooks.{name} must be a list of {{matcher, hooks}} objects")
-            continue
-        matchers = [m for e in entries if (m := _parse_matcher(e, name, source, problems))]
-        events[event] = tuple(matchers)
-    return HooksConfig(events), problems
+def _dedupe(hooks: list[Hook]) -> list[Hook]:
+    seen: set[object] = set()
+    kept: list[Hook] = []
+    for hook in hooks:
+        key: object = id(hook) if isinstance(hook, CallableHook) else _identity(hook)
+        if key not in seen:
+            seen.add(key)
+            kept.append(hook)
+    return kept
 
 
-def _parse_matcher(
-    entry: object, event: str, source: str, problems: list[str]
-) -> HookMatcher | None:
-    where = f"{source}: hooks.{event}"
-    if not isinstance(entry, Mapping):
-        problems.append(f"{where}: each entry must be an object with 'matcher' and 'hooks'")
-        return None
-    matcher = entry.get("matcher", "")
-    if not isinstance(matcher, str):
-        problems.append(f"{where}: 'matcher' must be a string, got {matcher!r}")
-        return None
-    try:
-        compile_matcher(matcher)
-    except re.error as exc:
-        problems.append(f"{where}: matcher {matcher!r} is not a valid regex ({exc})")
-        return None
-    if not isinstance(entry.get("hooks"), list):
-        problems.append(f'{where}: \'hooks\' must be a list of {{"type": "command", ...}}')
-        return None
-    hooks: list[Hook] = []
-    for item in _list(entry.get("hooks")):
-        hook = _parse_command(item, where, source, problems)
-        if hook is not None:
-            hooks.append(hook)
-    return HookMatcher(matcher, hooks) if hooks else None
+def _identity(hook: Hook) -> object:
+    """What makes two configured handlers the same handler (the source file does not)."""
+    if isinstance(hook, CommandHook):
+        return ("command", hook.command, hook.args, _text(hook.condition), hook.shell)
+    if isinstance(hook, HttpHook):
+        return ("http", hook.url, tuple(sorted(hook.headers.items())), _text(hook.condition))
+    if isinstance(hook, PromptHook):
+        return ("prompt", hook.prompt, hook.model, _text(hook.condition))
+    return id(hook)
 
 
-def _parse_command(
-    item: object, where: str, source: str, problems: list[str]
-) -> CommandHook | None:
-    if not isinstance(item, Mapping) or item.get("type", "command") != "command":
-        problems.append(f'{where}: each hook must be {{"type": "command", "command": ...}}')
-        return None
-    command, timeout = item.get("command"), item.get("timeout", DEFAULT_HOOK_TIMEOUT)
-    if not isinstance(command, str) or not command.strip():
-        problems.append(f"{where}: hook 'command' must be a non-empty string")
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        problems.append(f"{where}: hook 'timeout' must be a positive number of seconds")
-        return None
-    return CommandHook(command, float(timeout), source)
-
-
-def _list(value: object) -> list[object]:
-    return list(value) if isinstance(value, list) else []
+def _text(condition: HookCondition | None) -> str | None:
+    return None if condition is None else str(condition)

@@ -1,7 +1,11 @@
-"""Running one shell-command hook with the event JSON on stdin.
+"""Running one command hook with the event JSON on stdin.
 
-It produces a `HookRun`: what happened, never an exception. A command gets its own process
-group so a timeout kills it together with everything it started.
+Shell form (`command` alone) runs through `sh -c`; exec form (`command` + `args`) spawns
+`command` directly with `args` as its argument vector, no shell, `${CLAUDE_PROJECT_DIR}` and
+the other path placeholders substituted as plain strings (Claude Code's rule). It produces a
+`HookRun`: what happened, never an exception. A command gets its own process group so a
+timeout kills it together with everything it started; a program that cannot start is a run
+with an error (a non-blocking error, anthropics/claude-code#80697), never a crash.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,28 +41,51 @@ class HookRun:
     """Why the hook did not run to completion (spawn failure, timeout, exception)."""
 
 
+PLACEHOLDERS = (
+    "CLAUDE_PROJECT_DIR",
+    "QUERYLOOP_PROJECT_DIR",
+    "CLAUDE_PLUGIN_ROOT",
+    "CLAUDE_PLUGIN_DATA",
+)
+_PLACEHOLDER = re.compile(r"\$\{(" + "|".join(PLACEHOLDERS) + r")\}")
+
+
+def substitute(text: str, env: Mapping[str, str]) -> str:
+    """`${CLAUDE_PROJECT_DIR}` (and the plugin placeholders) replaced by their values."""
+    return _PLACEHOLDER.sub(lambda m: env.get(m.group(1), m.group(0)), text)
+
+
 async def run_command_hook(
-    hook: CommandHook, payload: Mapping[str, Any], *, cwd: Path, env: Mapping[str, str]
+    hook: CommandHook,
+    payload: Mapping[str, Any],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
 ) -> HookRun:
-    """Run `hook.command` through the shell with `payload` as JSON on stdin."""
+    """Run the hook (shell or exec form) with `payload` as JSON on stdin."""
     data = json.dumps(payload, default=str).encode()
+    pipes: dict[str, Any] = {
+        "stdin": asyncio.subprocess.PIPE,
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.PIPE,
+        "cwd": cwd,
+        "env": dict(env),
+        "start_new_session": True,
+    }
     try:
-        proc = await asyncio.create_subprocess_shell(
-            hook.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-        )
+        if hook.args is None:
+            proc = await asyncio.create_subprocess_shell(hook.command, **pipes)
+        else:
+            argv = [substitute(a, env) for a in (hook.command, *hook.args)]
+            proc = await asyncio.create_subprocess_exec(*argv, **pipes)
     except OSError as exc:
         return HookRun(hook.label, None, error=f"could not start: {exc}")
     try:
-        out, err, code = await asyncio.wait_for(_communicate(proc, data), hook.timeout)
+        out, err, code = await asyncio.wait_for(_communicate(proc, data), timeout)
     except TimeoutError:
         await _kill_group(proc)
-        return HookRun(hook.label, None, error=f"timed out after {hook.timeout:g}s and was killed")
+        return HookRun(hook.label, None, error=f"timed out after {timeout:g}s and was killed")
     except BaseException:
         await _kill_group(proc)
         raise

@@ -285,6 +285,8 @@ class PreToolUseOutcome:
     updated_input: Mapping[str, Any] | None = None
     stop_reason: str | None = None
     """Set when a hook asked to stop the whole loop (terminal hook_stopped)."""
+    additional_context: str | None = None
+    """Text for the model, added beside the call's result."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,3 +313,26 @@ class ToolHooks(Protocol):
         tool_use_id: str,
         ctx: ToolContext,
     ) -> PostToolUseOutcome: ...
+
+
+class ToolEventHooks(Protocol):
+    """Further hook points of the executor (a `HookRunner` has them; a plain `ToolHooks`
+    need not): a tool that failed, a call refused with nobody asked, a changed cwd."""
+
+    async def post_tool_use_failure(
+        self,
+        tool_name: str,
+        input: Mapping[str, Any],
+        error: str,
+        tool_use_id: str,
+        ctx: ToolContext,
+        *,
+        is_interrupt: bool = False,
+        duration_ms: int | None = None,
+    ) -> PostToolUseOutcome: ...
+
+    async def permission_denied(
+        self, tool_name: str, input: Mapping[str, Any], tool_use_id: str, reason: str
+    ) -> bool: ...
+
+    async def cwd_changed(self, old: Path, new: Path) -> None: ...

@@ -1,0 +1,245 @@
+"""The machinery under `HookRunner`: select, run and interpret the hooks of one event.
+
+Handlers follow Claude Code's protocol (`hooks.verdict`): the event JSON on stdin (command),
+as the POST body (http) or in the prompt (prompt); exit 0 = fine (stdout may be a JSON object
+with a decision), exit 2 = block where the event can be blocked (stderr is the message), any
+other exit code = a non-blocking error reported to the user. Hooks matching one event run
+concurrently; their verdicts merge in configuration order (deny > ask > allow; the last
+`updatedInput` wins). A hook that crashes, hangs, cannot start or prints garbage becomes a
+`HookWarning`, never an exception. The per-event methods: `hooks.tool_events`, `hooks.runner`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .callables import run_callable_hook
+from .config import (
+    CallableHook,
+    CommandHook,
+    Hook,
+    HooksConfig,
+    HttpHook,
+    PromptHook,
+    timeout_of,
+)
+from .events import TOOL_EVENTS, HookEvent
+from .http import run_http_hook
+from .prompt import PromptModel, run_prompt_hook
+from .shell import HookRun, run_command_hook
+from .types import HookStatus, HookWarning
+from .verdict import Merged, Verdict, interpret
+
+log = logging.getLogger(__name__)
+
+StatusCallback = Callable[[HookStatus], None]
+
+
+class HookMachinery:
+    """Selects, runs and interprets the hooks of one event (the base of `HookRunner`).
+
+    `on_warning` receives each `HookWarning` as it happens (the CLI prints it); they are also
+    kept in `warnings` and logged. `on_status` receives a `HookStatus` when a hook with a
+    `statusMessage` starts and when it ends (the CLI shows it as its spinner's text).
+    `ask_model` answers prompt hooks; `permission_mode` may be a callable (the mode can
+    change during a session).
+    """
+
+    def __init__(
+        self,
+        config: HooksConfig,
+        *,
+        cwd: Path,
+        session_id: str,
+        transcript_path: Path | str | None = None,
+        env: Mapping[str, str] | None = None,
+        permission_mode: str | Callable[[], str] = "default",
+        on_warning: Callable[[HookWarning], None] | None = None,
+        on_status: StatusCallback | None = None,
+        ask_model: PromptModel | None = None,
+    ) -> None:
+        self.config = config
+        self.cwd = cwd
+        self.session_id = session_id
+        self.transcript_path = str(transcript_path or "")
+        self._mode = permission_mode
+        self.on_warning = on_warning
+        self.on_status = on_status
+        self.ask_model = ask_model
+        self.warnings: list[HookWarning] = []
+        self._fired_once: set[int] = set()
+        self._background: set[asyncio.Task[None]] = set()
+        self._async_context: list[str] = []
+        project = str(cwd)
+        self._env = {
+            **os.environ,
+            **(env or {}),
+            "QUERYLOOP_PROJECT_DIR": project,
+            "CLAUDE_PROJECT_DIR": project,
+        }
+
+    @property
+    def permission_mode(self) -> str:
+        """The permission mode hooks are told (`permission_mode` in their input)."""
+        return self._mode() if callable(self._mode) else self._mode
+
+    def has_hooks(self, event: HookEvent) -> bool:
+        """True when any hook is configured for `event` (callers skip work otherwise)."""
+        return bool(self.config.events.get(event))
+
+    def payload(self, event: HookEvent, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """The JSON object a hook reads (Claude Code's field names)."""
+        return {
+            "session_id": self.session_id,
+            "transcript_path": self.transcript_path,
+            "cwd": str(self.cwd),
+            "hook_event_name": event.value,
+            "permission_mode": self.permission_mode,
+            **fields,
+        }
+
+    async def run_event(
+        self,
+        event: HookEvent,
+        target: str | None,
+        fields: Mapping[str, Any],
+        *,
+        tool: tuple[str, Mapping[str, Any]] | None = None,
+        timeout: float | None = None,
+    ) -> Merged:
+        """Run the hooks `target` selects (a tool call filters their `if`); `timeout`
+        caps every hook (SessionEnd's budget)."""
+        hooks = [h for h in self.config.hooks_for(event, target) if self._selected(h, event, tool)]
+        if not hooks:
+            return Merged()
+        data = self.payload(event, fields)
+        background = [h for h in hooks if isinstance(h, CommandHook) and h.run_async]
+        for hook in background:
+            self._start_background(hook, event, data)
+        waited = [h for h in hooks if h not in background]
+        runs = await asyncio.gather(*(self._run_one(h, event, data, timeout) for h in waited))
+        return Merged([self._interpret(event, run) for run in runs])
+
+    def _selected(
+        self, hook: Hook, event: HookEvent, tool: tuple[str, Mapping[str, Any]] | None
+    ) -> bool:
+        """`once` hooks run once per session; `if` is evaluated on tool events only."""
+        if getattr(hook, "once", False):
+            if id(hook) in self._fired_once:
+                return False
+            self._fired_once.add(id(hook))
+        condition = getattr(hook, "condition", None)
+        if condition is None:
+            return True
+        if tool is None or event not in TOOL_EVENTS:
+            return False
+        try:
+            return bool(condition.matches(tool[0], tool[1], self.cwd))
+        except Exception:  # a filter that cannot decide runs the hook (Claude Code fails open)
+            log.exception("hook condition %s failed; running the hook", condition)
+            return True
+
+    async def _run_one(
+        self, hook: Hook, event: HookEvent, data: Mapping[str, Any], cap: float | None
+    ) -> HookRun:
+        status = getattr(hook, "status_message", None)
+        if status:
+            self._status(HookStatus(event.value, hook.label, status, running=True))
+        try:
+            return await self._dispatch(hook, event, data, cap)
+        finally:
+            if status:
+                self._status(HookStatus(event.value, hook.label, status, running=False))
+
+    async def _dispatch(
+        self, hook: Hook, event: HookEvent, data: Mapping[str, Any], cap: float | None
+    ) -> HookRun:
+        if isinstance(hook, CallableHook):
+            return await run_callable_hook(hook, data)
+        timeout = timeout_of(hook, event)
+        timeout = min(timeout, cap) if cap is not None else timeout
+        if isinstance(hook, CommandHook):
+            return await run_command_hook(hook, data, cwd=self.cwd, env=self._env, timeout=timeout)
+        if isinstance(hook, HttpHook):
+            return await run_http_hook(hook, data, env=self._env, timeout=timeout)
+        return await self._run_prompt(hook, event, data, timeout)
+
+    async def _run_prompt(
+        self, hook: PromptHook, event: HookEvent, data: Mapping[str, Any], timeout: float
+    ) -> HookRun:
+        try:
+            return await asyncio.wait_for(
+                run_prompt_hook(hook, data, event, self.ask_model), timeout
+            )
+        except TimeoutError:
+            return HookRun(hook.label, None, error=f"timed out after {timeout:g}s")
+        except Exception as exc:  # a provider error must not break the event
+            return HookRun(hook.label, None, error=f"the model call failed: {exc}")
+
+    def _interpret(self, event: HookEvent, run: HookRun) -> Verdict:
+        verdict, warnings = interpret(event, run)
+        for message in warnings:
+            self.warn(event, run.label, message)
+        return verdict
+
+    # -- background (`async`) hooks --------------------------------------------------------
+
+    def _start_background(
+        self, hook: CommandHook, event: HookEvent, data: Mapping[str, Any]
+    ) -> None:
+        async def run() -> None:
+            result = await self._run_one(hook, event, data, None)
+            verdict = self._interpret(event, result)
+            if verdict.context:  # decisions come too late to matter; context is delivered
+                self._async_context.append(verdict.context)
+
+        task = asyncio.ensure_future(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def take_async_context(self) -> str | None:
+        """Context from background hooks that finished since the last call (for the next turn)."""
+        if not self._async_context:
+            return None
+        text, self._async_context = "\n".join(self._async_context), []
+        return text
+
+    async def aclose(self) -> None:
+        """Cancel background hooks still running (the session ends; Claude Code's -p does
+        the same at teardown)."""
+        tasks = list(self._background)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def _status(self, status: HookStatus) -> None:
+        if self.on_status is None:
+            return
+        try:
+            self.on_status(status)
+        except Exception:  # a UI callback must not break the hook path
+            log.exception("on_status callback failed")
+
+    def warn(self, event: HookEvent, label: str, message: str) -> None:
+        """Report a hook's problem to the user (kept, logged, passed to `on_warning`)."""
+        warning = HookWarning(event.value, label, message)
+        self.warnings.append(warning)
+        log.warning("%s hook %r %s", event.value, label, message)
+        if self.on_warning is not None:
+            try:
+                self.on_warning(warning)
+            except Exception:  # a UI callback must not break the hook path
+                log.exception("on_warning callback failed")
+
+
+def joined(parts: Sequence[str]) -> str:
+    """Messages of several hooks, one per line."""
+    return "\n".join(p for p in parts if p)
