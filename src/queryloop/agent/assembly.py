@@ -52,6 +52,7 @@ from ..tools.builtin import selected_builtin_names
 from ..tools.builtin.tool_search import ToolSearchTool
 from ..tools.deferred import is_mcp_tool
 from .attachments import SessionAttachments
+from .hook_points import PROMPT_HOOK_PURPOSE, SettingsWatch, prompt_model, with_permission_hooks
 from .options import AgentOptions
 from .runtime import HookedSummarizer, Notices, Runtime
 
@@ -109,8 +110,9 @@ async def assemble(
     if sandbox is not None:
         exit_stack.push_async_callback(sandbox.aclose)
     tools = build_tools(options, mcp, workspace, skills, compact_config.context_window)
-    permission = build_permission(options, workspace)
-    hooks = build_hooks(options, workspace, session.session_id, transcript, permission, notices)
+    permission_context = build_permission_context(options, workspace)
+    hooks = build_hooks(options, workspace, session, transcript, permission_context, notices, model)
+    permission = build_permission(options, permission_context, hooks)
     session_context = SessionContext(options.cwd, user_home=home)
     limits = build_output_limits(options, model.info)
     thread_options = build_thread_options(options, model.name, tools, session_context, limits)
@@ -158,7 +160,7 @@ async def assemble(
         compactor=compactor, summarizer=summarizer, hooks=hooks, permission=permission,
         session=session, tools=tools, attachments=attachments, subagents=subagents,
         skills=skills, checkpoints=checkpoints, notices=notices, timing=timing,
-        exit_stack=exit_stack, mcp=mcp,
+        exit_stack=exit_stack, mcp=mcp, settings_watch=build_settings_watch(workspace),
         user_context_text="\n".join(session_context.user_context().values()),
     )  # fmt: skip
 
@@ -345,39 +347,59 @@ def build_tools(
     return ToolSet(tuple(eager), tuple(deferred))
 
 
-def build_permission(options: AgentOptions, workspace: Workspace) -> PermissionChecker:
-    """The session's checker: the mode, the settings' rules, the caller's tools and approver."""
+def build_permission_context(options: AgentOptions, workspace: Workspace) -> PermissionContext:
+    """The session's permission state: the mode, the settings' rules, the caller's tools."""
     settings = workspace.settings
     mode = parse_mode(options.permission_mode or settings.default_mode or "default")
-    context = PermissionContext(
+    return PermissionContext(
         mode=mode,
         rules=settings.rules,
         developer_tools=frozenset(t.name for t in options.tools),
     )
-    return PermissionChecker(context, can_use_tool=options.can_use_tool)
+
+
+def build_permission(
+    options: AgentOptions, context: PermissionContext, hooks: HookRunner
+) -> PermissionChecker:
+    """The session's checker; whoever it asks (the caller's approver, or nobody) is asked
+    after the PermissionRequest hooks."""
+    return PermissionChecker(
+        context, can_use_tool=with_permission_hooks(hooks, options.can_use_tool)
+    )
 
 
 def build_hooks(
     options: AgentOptions,
     workspace: Workspace,
-    session_id: str,
+    session: Session,
     transcript: Transcript | None,
-    permission: PermissionChecker,
+    permission: PermissionContext,
     notices: Notices,
+    model: ModelChoice,
 ) -> HookRunner:
-    """The settings' hooks and the caller's; their warnings become notices."""
+    """The settings' hooks and the caller's; their warnings become notices; prompt hooks ask
+    the model table's fast model (else the session's) through the session's provider."""
     config = workspace.settings.hooks
     if options.hooks:
         config = config.merged(HooksConfig.of(**_as_lists(options.hooks)))
+    provider = session.metered(model.provider, RequestKind.SIDE, purpose=PROMPT_HOOK_PURPOSE)
+    fast = options.summary_model or default_summary_model(provider.name) or model.name
     return HookRunner(
         config,
         cwd=options.cwd,
-        session_id=session_id,
+        session_id=session.session_id,
         transcript_path=transcript.path if transcript else None,
         env=workspace.settings.env,
-        permission_mode=permission.context.mode.value,
+        permission_mode=lambda: permission.mode.value,  # the REPL may switch modes
         on_warning=notices.hook_warning,
+        on_status=options.on_hook_status,
+        ask_model=prompt_model(provider, fast),
     )
+
+
+def build_settings_watch(workspace: Workspace) -> SettingsWatch:
+    """The settings files the session read, for ConfigChange hooks."""
+    return SettingsWatch([(f.path, f.scope.value) for f in workspace.settings.files])
 
 
 def build_checkpoints(tool_context: ToolContext) -> CheckpointStore:

@@ -21,7 +21,7 @@ from ..agents.definitions import AgentDefinition
 from ..agents.host import DEFAULT_MAX_DEPTH
 from ..errors import ConfigError
 from ..hooks.config import HookCallable, HookMatcher
-from ..hooks.types import StopHook
+from ..hooks.types import HookStatus, StopHook
 from ..messages.types import Message
 from ..permissions.checker import CanUseTool
 from ..permissions.modes import PermissionMode, parse_mode
@@ -86,6 +86,8 @@ class AgentOptions:
     on_notice: Callable[[str], None] | None = None
     """Called with each notice for the user: ignored untrusted settings, broken settings
     files, MCP servers that failed, hook warnings. `Agent.notices` keeps them too."""
+    on_hook_status: Callable[[HookStatus], None] | None = None
+    """Called when a hook with a `statusMessage` starts and ends (the CLI's spinner text)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The project folder the agent works in (`~` expanded, made absolute)."""
     mcp_config: Path | None = None
@@ -155,6 +157,7 @@ class AgentKwargs(TypedDict, total=False):
     disallowed_tools: Sequence[str]
     can_use_tool: CanUseTool | None
     on_notice: Callable[[str], None] | None
+    on_hook_status: Callable[[HookStatus], None] | None
     cwd: str | Path | None
     mcp_config: str | Path | None
     session_id: str | None

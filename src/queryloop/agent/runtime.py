@@ -17,9 +17,10 @@ from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..compact import CompactionPipeline
 from ..compact.autocompact import CompactionResult, Summarize
 from ..compact.tokens import last_usage_index
+from ..config.memory import discover_memory_files
 from ..context import RequestBuilder
 from ..context.queue import PromptQueue
-from ..hooks import HookRunner
+from ..hooks import HookEvent, HookRunner
 from ..loop.deps import QueryParams
 from ..messages.constructors import meta_user_message, user_message
 from ..messages.types import Message
@@ -31,6 +32,7 @@ from ..skills.commands import skill_command_messages
 from ..skills.loader import SkillSet
 from ..tools.base import Tool
 from .attachments import SessionAttachments
+from .hook_points import SettingsWatch, memory_loaded
 from .options import AgentOptions
 
 if TYPE_CHECKING:
@@ -64,7 +66,9 @@ class HookedSummarizer:
             outcome = await self.hooks.pre_compact("auto")
             if outcome.additional_context:
                 instruction = f"{instruction}\n\n{outcome.additional_context}"
-        return await self.inner(messages, instruction)
+        summary = await self.inner(messages, instruction)
+        await self.hooks.post_compact("manual" if self._manual else "auto", summary)
+        return summary
 
 
 @dataclass
@@ -130,6 +134,8 @@ class Runtime:
     """Timing records for the session report: loop events (the Agent) and tool calls."""
     exit_stack: AsyncExitStack
     """What `aclose` stops (MCP servers, background tasks, the provider's client)."""
+    settings_watch: SettingsWatch | None = None
+    """The settings files read at the start; a change runs ConfigChange hooks."""
     mcp: McpManager | None = None
     user_context_text: str = ""
 
@@ -193,7 +199,10 @@ class Runtime:
         """Run SessionStart hooks (once, when the Agent starts the session); their context
         becomes a meta message."""
         resumed = bool(self.session.messages)
-        outcome = await self.hooks.session_start("resume" if resumed else "startup")
+        outcome = await self.hooks.session_start("resume" if resumed else "startup", self.model)
+        if self.hooks.has_hooks(HookEvent.INSTRUCTIONS_LOADED):
+            found = discover_memory_files(self.options.cwd, user_home=self.home)
+            await memory_loaded(self.hooks, [(m.path, m.level) for m in found], "session_start")
         if resumed:  # after a crash: which subagents were cut off, and how to resume them
             folder = self.params.tool_context.session_dir
             for note in interrupted_subagent_notes(folder, self.session.messages):
@@ -203,6 +212,7 @@ class Runtime:
 
     async def prepare_prompt(self, prompt: str, messages: Sequence[Message]) -> PreparedPrompt:
         """The user's message, its attachments (@-mentions first), UserPromptSubmit hooks."""
+        await self._config_changes()
         outcome = await self.hooks.user_prompt_submit(prompt)
         if outcome.blocked or outcome.stop_reason:
             return PreparedPrompt([], blocked=outcome.reason or outcome.stop_reason or "blocked")
@@ -213,6 +223,15 @@ class Runtime:
             new.append(meta_user_message(outcome.additional_context))
         new.extend(await self.attachments.prompt(prompt, messages, new))
         return PreparedPrompt(new)
+
+    async def _config_changes(self) -> None:
+        """ConfigChange hooks for settings files changed since the last prompt (they apply
+        from the next session; a block is noted)."""
+        if self.settings_watch is None or not self.hooks.has_hooks(HookEvent.CONFIG_CHANGE):
+            return
+        for source, path in self.settings_watch.changed():
+            if await self.hooks.config_change(source, str(path)):
+                self.notify(f"a ConfigChange hook blocked the change to {path}")
 
     # ---- compaction and accounting ------------------------------------------------------
 
@@ -254,10 +273,15 @@ class Runtime:
             "autocompact": self.compactor.thresholds.autocompact,
         }
 
-    async def aclose(self) -> None:
-        """Stop MCP servers and close the transcript."""
-        await self.exit_stack.aclose()
-        self.session.close()
+    async def aclose(self, reason: str = "other") -> None:
+        """Run SessionEnd hooks (`reason`), stop background hooks, MCP servers and tasks,
+        and close the transcript."""
+        try:
+            await self.hooks.session_end(reason)
+        finally:
+            await self.hooks.aclose()
+            await self.exit_stack.aclose()
+            self.session.close()
 
 
 def _tokens_of_json(value: Any) -> int:

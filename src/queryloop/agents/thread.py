@@ -112,6 +112,7 @@ class Thread:
             permission=self.permission,
             tool_hooks=tool_hooks,
             stop_hooks=stop_hooks,
+            loop_hooks=self.hooks,
             compactor=compactor,
             attachments=attachments,
             max_turns=max_turns,

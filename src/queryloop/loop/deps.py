@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..hooks.types import StopHook
+from ..hooks.types import LoopHooks, StopHook
 from ..messages.types import AttachmentMessage, Message
 from ..providers.base import ModelProvider, ModelRequest
 from ..providers.errors import PromptTooLongError
@@ -96,6 +96,8 @@ class QueryParams:
     permission: PermissionChecker | None = None
     tool_hooks: ToolHooks | None = None
     stop_hooks: Sequence[StopHook] = ()
+    loop_hooks: LoopHooks | None = None
+    """PostToolBatch after each batch of tools, StopFailure when a turn ends on an API error."""
     compactor: Compactor | None = None
     attachments: AttachmentSource | None = None
     max_turns: int | None = None

@@ -18,7 +18,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from ..hooks.types import StopHookInput, StopHookResult
+from ..hooks.types import StopHookInput, StopHookResult, ToolCallRecord
 from ..messages.constructors import (
     answer_unanswered,
     meta_user_message,
@@ -231,6 +231,7 @@ class _Iteration:
             return
         notice = system_message(SystemSubtype.API_ERROR, str(error), level="error")
         yield MessageEvent(notice)
+        await self._stop_failure(error)
         reason = Terminal.IMAGE_ERROR if isinstance(error, MediaError) else Terminal.MODEL_ERROR
         yield self._terminal(reason, [*messages, notice], str(error), error)
 
@@ -257,6 +258,7 @@ class _Iteration:
                     return
         notice = system_message(SystemSubtype.API_ERROR, str(error), level="error")
         yield MessageEvent(notice)
+        await self._stop_failure(error)
         yield self._terminal(
             Terminal.PROMPT_TOO_LONG,
             [*self.messages, notice],
@@ -386,6 +388,10 @@ class _Iteration:
         if executor is not None and executor.stop_reason:
             yield self._terminal(Terminal.HOOK_STOPPED, messages, executor.stop_reason)
             return
+        async for event in self._post_tool_batch(outcome, results, messages):
+            yield event
+        if self._stopped:
+            return
         summarizer = self.params.tool_use_summarizer
         if summarizer is not None:
             self.pending = self.pending.start(summarizer, outcome.tool_uses, results)
@@ -409,6 +415,33 @@ class _Iteration:
             has_attempted_reactive_compact=False,
             output_tokens=self.state.output_tokens + outcome.usage.output_tokens,
         )
+
+    async def _stop_failure(self, error: BaseException) -> None:
+        """StopFailure hooks (instead of Stop hooks): their failure is logged, never raised."""
+        hooks = self.params.loop_hooks
+        if hooks is not None:
+            try:
+                await hooks.stop_failure(error, f"API Error: {error}")
+            except Exception:
+                log.exception("StopFailure hooks failed; ignoring them")
+
+    async def _post_tool_batch(
+        self, outcome: ModelOutcome, results: Sequence[Message], messages: list[Message]
+    ) -> AsyncIterator[LoopEvent]:
+        """PostToolBatch hooks once the whole batch resolved: context for the next request,
+        or a block / `continue: false` that ends the loop before it (terminal hook_stopped)."""
+        hooks = self.params.loop_hooks
+        if hooks is None:
+            return
+        said = await hooks.post_tool_batch(ToolCallRecord.batch(outcome.tool_uses, results))
+        if said.additional_context:
+            context = meta_user_message(said.additional_context)
+            messages.append(context)
+            yield MessageEvent(context)
+        stop = said.reason if said.blocked else said.stop_reason
+        if stop:
+            self._stopped = True
+            yield self._terminal(Terminal.HOOK_STOPPED, messages, stop)
 
     async def _run_tools(self, outcome: ModelOutcome) -> AsyncIterator[Message]:
         for message in outcome.early_results:

@@ -11,15 +11,18 @@ propagates.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
 from ..messages.blocks import TextBlock, ToolUseBlock
 from ..messages.constructors import (
     attachment_message,
+    meta_user_message,
     permission_denied_message,
     tool_result_message,
 )
@@ -33,6 +36,7 @@ from .base import (
     Tool,
     ToolContext,
     ToolError,
+    ToolEventHooks,
     ToolHooks,
     ToolProgress,
     ToolResult,
@@ -54,6 +58,8 @@ class CallOutcome:
     stop_reason: str | None = None
     """Set when a hook asked to stop the whole loop after this round of tools."""
     tool: Tool | None = None
+    context: list[Message] = field(default_factory=list)
+    """PreToolUse hooks' context for the model, added after the result."""
 
 
 class _Rejected(Exception):
@@ -109,21 +115,25 @@ async def run_tool_call(
         if tool is None:
             raise _Rejected(_unknown_tool_text(block.name, tools))
         parsed = await _prepare(tool, block, ctx, permission, hooks, out)
-        result: ToolResult | None = None
-        CURRENT_TOOL_USE_ID.set(block.id)
-        stream = tool.call(parsed, ctx)
+        started, cwd = time.monotonic(), ctx.cwd
         try:
-            async for item in stream:
-                if isinstance(item, ToolProgress):
-                    yield _progress_message(block.id, item)
-                elif isinstance(item, ToolResult):
+            result = None
+            async for item in _call(tool, block, parsed, ctx):
+                if isinstance(item, ToolResult):
                     result = item
-        finally:
-            await _aclose(stream)
-        if result is None:
-            raise ToolError(f"{tool.name} finished without producing a result")
+                else:
+                    yield item
+        except ToolError as exc:  # the tool started and failed: PostToolUseFailure
+            result = ToolResult(content=str(exc), is_error=True)
+        except Exception as exc:  # a tool must never crash the loop
+            result = ToolResult(content=f"Error: {type(exc).__name__}: {exc}", is_error=True)
+        assert result is not None
+        duration = int((time.monotonic() - started) * 1000)
         try:
-            result, extras = await _post_hooks(tool, block, parsed, result, ctx, hooks, out)
+            result, extras = await _post_hooks(
+                tool, block, parsed, result, ctx, hooks, out, duration
+            )
+            await _cwd_hooks(hooks, cwd, ctx.cwd)
         except Exception as exc:  # the tool ran: keep its result, whatever the hook did
             note = f"(PostToolUse hook failed: {type(exc).__name__}: {exc})"
             result = replace(result, content=_append_text(result.content, note))
@@ -131,15 +141,35 @@ async def run_tool_call(
         raise
     except _Denied as exc:
         result = ToolResult(content=str(exc), is_error=True)
-        extras = [_denial_message(block, exc)]
+        extras = [_denial_message(block, exc), *await _denied_hooks(hooks, block, exc)]
     except (_Rejected, ToolError) as exc:
         result = ToolResult(content=str(exc), is_error=True)
     except Exception as exc:  # a tool must never crash the loop
         result = ToolResult(content=f"Error: {type(exc).__name__}: {exc}", is_error=True)
     out.is_error = result.is_error
     yield _result_message(block, tool, result)
-    for message in (*result.new_messages, *extras):
+    for message in (*result.new_messages, *out.context, *extras):
         yield message
+
+
+async def _call(
+    tool: Tool, block: ToolUseBlock, parsed: BaseModel, ctx: ToolContext
+) -> AsyncIterator[Message | ToolResult]:
+    """The tool's progress as messages, then its result (ToolError propagates)."""
+    result: ToolResult | None = None
+    CURRENT_TOOL_USE_ID.set(block.id)
+    stream = tool.call(parsed, ctx)
+    try:
+        async for item in stream:
+            if isinstance(item, ToolProgress):
+                yield _progress_message(block.id, item)
+            elif isinstance(item, ToolResult):
+                result = item
+    finally:
+        await _aclose(stream)
+    if result is None:
+        raise ToolError(f"{tool.name} finished without producing a result")
+    yield result
 
 
 async def _aclose(stream: AsyncIterator[Any]) -> None:
@@ -165,6 +195,8 @@ async def _prepare(
         pre = await hooks.pre_tool_use(tool.name, input_dict(parsed), block.id, ctx)
         if pre.stop_reason:
             out.stop_reason = pre.stop_reason
+        if pre.additional_context:
+            out.context.append(attachment_message("text", content=pre.additional_context))
         if pre.decision == "deny":
             reason = pre.reason or "no reason given"
             raise _Denied(
@@ -230,20 +262,73 @@ async def _post_hooks(
     ctx: ToolContext,
     hooks: ToolHooks | None,
     out: CallOutcome,
+    duration_ms: int,
 ) -> tuple[ToolResult, list[Message]]:
-    """Apply PostToolUse: context as an attachment, a block as an error, a stop request."""
+    """PostToolUse after a success, PostToolUseFailure after an error result: context as an
+    attachment, a block (exit 2's stderr) beside the result, a stop request."""
     if hooks is None:
         return result, []
-    post = await hooks.post_tool_use(tool.name, input_dict(parsed), result, block.id, ctx)
+    args = (tool.name, input_dict(parsed))
+    if not result.is_error:
+        post = await hooks.post_tool_use(*args, result, block.id, ctx)
+    elif (events := event_hooks(hooks)) is not None and not result.interrupted:
+        # a cancelled call does not fire it (Claude Code's rule); its result says so
+        error = _result_text(result)
+        post = await events.post_tool_use_failure(
+            *args, error, block.id, ctx, duration_ms=duration_ms
+        )
+    else:
+        return result, []
     if post.stop_reason:
         out.stop_reason = post.stop_reason
     extras: list[Message] = []
     if post.additional_context:
         extras.append(attachment_message("text", content=post.additional_context))
     if post.block_reason:
-        note = f"PostToolUse hook blocked this result: {post.block_reason}"
+        event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+        note = f"{event} hook blocked this result: {post.block_reason}"
         result = replace(result, content=_append_text(result.content, note), is_error=True)
     return result, extras
+
+
+async def _cwd_hooks(hooks: ToolHooks | None, old: Path, new: Path) -> None:
+    """CwdChanged when the call moved the working directory (a `cd` in Bash)."""
+    events = event_hooks(hooks)
+    if old != new and events is not None:
+        await events.cwd_changed(old, new)
+
+
+async def _denied_hooks(
+    hooks: ToolHooks | None, block: ToolUseBlock, denied: _Denied
+) -> list[Message]:
+    """PermissionDenied after a refusal nobody was asked about (the headless analogue of
+    Claude Code's auto-mode denial); `retry` tells the model it may try again."""
+    events = event_hooks(hooks)
+    if denied.source is not DenialSource.NO_APPROVER or events is None:
+        return []
+    try:
+        retry = await events.permission_denied(block.name, block.input, block.id, str(denied))
+    except Exception:  # a broken hook must not change the denial
+        return []
+    if not retry:
+        return []
+    return [
+        meta_user_message(f"A PermissionDenied hook says the {block.name} call may be retried.")
+    ]
+
+
+def event_hooks(hooks: ToolHooks | None) -> ToolEventHooks | None:
+    """`hooks` when it has the further hook points; a wrapper (checkpoints) passes them
+    through by `__getattr__`, which a runtime protocol check would not see on Python 3.12."""
+    if hooks is None or not callable(getattr(hooks, "post_tool_use_failure", None)):
+        return None
+    return cast(ToolEventHooks, hooks)
+
+
+def _result_text(result: ToolResult) -> str:
+    if isinstance(result.content, str):
+        return result.content
+    return "\n".join(b.text for b in result.content if isinstance(b, TextBlock))
 
 
 def _append_text(content: ResultContent, note: str) -> ResultContent:
