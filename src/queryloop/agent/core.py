@@ -397,10 +397,19 @@ class Agent:
         else:
             self.session.clear(new_session_id(), None)
 
-    async def aclose(self) -> None:
-        """Stop MCP servers and close the transcript."""
+    async def notification(
+        self, message: str, notification_type: str, title: str | None = None
+    ) -> None:
+        """Run Notification hooks: something waits for the user (the REPL's permission
+        question, `permission_prompt`; an idle prompt, `idle_prompt`)."""
         if self._runtime is not None:
-            await self._runtime.aclose()
+            await self._runtime.hooks.notification(message, notification_type, title)
+
+    async def aclose(self, reason: str = "other") -> None:
+        """Run SessionEnd hooks (`reason`: Claude Code's, e.g. `prompt_input_exit` when the
+        REPL exits), stop MCP servers and close the transcript."""
+        if self._runtime is not None:
+            await self._runtime.aclose(reason)
             self._runtime = None
 
     async def __aenter__(self) -> Agent:

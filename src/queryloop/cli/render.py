@@ -363,6 +363,16 @@ class Renderer:
         (4 characters a token) of the one streaming now."""
         return self._tokens_done + self._chars // 4
 
+    def hook_status(self, status: Any) -> None:
+        """A hook's `statusMessage` as the spinner's text while it runs (`HookStatus`)."""
+        if not self.animated or self._live is not None:
+            return
+        self._stop_status()
+        if status.running:
+            self._show_status(str(status.message))
+        else:
+            self.waiting()
+
     def _show_status(self, label: str) -> None:
         self._status = self.console.status(_Waiting(self, label), spinner="dots")
         self._status.start()

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from ..agent.options import AgentOptions
     from ..permissions import PermissionRequest
 
+NOTIFY_AFTER_S = 6.0
+"""A permission question waits this long before Notification hooks run (Claude Code's)."""
+
 LineReader = Callable[[str], Awaitable[str]]
 """Reads one line of input given a prompt; raises EOFError (exit) or KeyboardInterrupt."""
 
@@ -72,6 +75,8 @@ class Repl:
         """The model for the banner when the agent has not started yet."""
         self._reading: str | None = None
         """The prompt being read right now, if any."""
+        self.notify_after_s = NOTIFY_AFTER_S
+        """How long a question waits before Notification hooks run."""
 
     def _make_agent(self, options: CliOptions) -> Agent:
         if self._agent_factory is not None:
@@ -83,6 +88,7 @@ class Repl:
             options,
             can_use_tool=self.can_use_tool,
             on_notice=self.notice,
+            on_hook_status=self.renderer.hook_status,  # a hook's statusMessage as the spinner
             # A person reads along: label each tool run (QUERYLOOP_TOOL_USE_SUMMARIES=0: off).
             tool_use_summaries=summaries_wanted(True),
         )
@@ -203,15 +209,30 @@ class Repl:
         offer = always_offer(request)
         if offer.rule is None:
             self.console.print(f"[dim]No \\[a]lways for this call: {_escape(offer.why_not)}.[/]")
+        waiting = self._notify_later(f"queryloop needs your permission to use {tool}")
         try:
             with typeahead_paused(self):
                 answer = await self._permission_answer(always=offer.rule is not None)
         finally:
+            waiting.cancel()
             self.renderer.resume_spinner()
         if answer == "always" and offer.rule is not None:
             self._remember(offer.rule)
             return PermissionAllow(remember=True)
         return answer is True
+
+    def _notify_later(self, message: str, kind: str = "permission_prompt") -> asyncio.Task[None]:
+        """Notification hooks once a question has waited `notify_after_s` seconds (Claude
+        Code waits about six); cancelled when it is answered first."""
+
+        async def later() -> None:
+            await asyncio.sleep(self.notify_after_s)
+            try:
+                await self.agent.notification(message, kind, title="Permission needed")
+            except Exception:  # a notification must never break the question
+                pass
+
+        return asyncio.create_task(later(), name="queryloop-notify")
 
     def _remember(self, rule: str) -> None:
         from ..config.trust import is_trusted
@@ -285,7 +306,7 @@ class Repl:
                     return ExitCode.OK
         finally:
             await self._settle_start()
-            await self.agent.aclose()
+            await self.agent.aclose("prompt_input_exit")
             self.interrupts.uninstall()
 
     async def _start(self) -> None:
