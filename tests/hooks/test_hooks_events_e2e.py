@@ -284,3 +284,18 @@ async def test_pre_tool_use_blocks_a_subagents_own_tool_call(tmp_path: Path, hom
     assert result.terminal is Terminal.COMPLETED
     subagent_next = json.dumps(provider.requests[2].messages)
     assert "secret files are off limits" in subagent_next and "TOPSECRET" not in subagent_next
+
+
+async def test_instructions_loaded_for_a_nested_memory_file(tmp_path: Path, home: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/QUERYLOOP.md").write_text("pkg uses snake_case\n")
+    (tmp_path / "pkg/mod.py").write_text("x = 1\n")
+    log = tmp_path / "loaded.jsonl"
+    script = [turn(tool_use("Read", {"file_path": "pkg/mod.py"})), turn(text("read"))]
+    hooks = {"InstructionsLoaded": [HookMatcher("nested_traversal", [recorder(log)])]}
+    a = agent(tmp_path, home, script, hooks)
+    await a.run("read pkg/mod.py")
+    await a.aclose()
+    [m] = events(log)
+    assert m["file_path"] == str((tmp_path / "pkg/QUERYLOOP.md").resolve())
+    assert m["load_reason"] == "nested_traversal" and m["memory_type"] == "Project"

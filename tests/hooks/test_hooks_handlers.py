@@ -104,6 +104,15 @@ async def test_once_fires_once(tmp_path: Path) -> None:
     for _ in range(3):
         await pre(r, tmp_path)
     assert count.read_text().splitlines() == ["x"]
+    # a call its `if` does not select does not use up a `once`
+    gated = tmp_path / "gated"
+    hook = CommandHook(
+        f"echo y >> {gated}", once=True, condition=RuleCondition.parse("Bash(git *)")
+    )
+    r2 = runner(tmp_path)(PreToolUse=[hook])
+    for command in ("ls", "git status", "git push"):
+        await pre(r2, tmp_path, command)
+    assert gated.read_text().splitlines() == ["y"]
 
 
 async def test_timeout_kills_and_renders_no_decision(tmp_path: Path) -> None:

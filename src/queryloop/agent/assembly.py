@@ -141,6 +141,7 @@ async def assemble(
     attachments = SessionAttachments(
         builder, compactor, tool_context, tools, skills, subagents,
         prompt_queue=prompt_queue if prompt_queue is not None else PromptQueue(), mcp=mcp,
+        hooks=hooks,
     )  # fmt: skip
     params = main.query_params(
         tool_hooks=CheckpointingHooks(hooks, checkpoints),  # Write/Edit/MultiEdit snapshots

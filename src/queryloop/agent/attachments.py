@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 from ..agents.thread import ToolSet
 from ..compact import CompactionPipeline
 from ..context import AttachmentContext, RequestBuilder, get_attachment_messages
+from ..context.kinds import AttachmentType
 from ..context.queue import PromptQueue
+from ..hooks import HookEvent, HookRunner
 from ..messages.blocks import TextBlock
 from ..messages.types import AttachmentMessage, Message
 from ..skills.loader import SkillSet
@@ -34,6 +36,8 @@ class SessionAttachments:
     subagents: SubagentParts
     prompt_queue: PromptQueue
     mcp: McpManager | None = None
+    hooks: HookRunner | None = None
+    """InstructionsLoaded hooks hear of the nested memory files attached (`nested_traversal`)."""
 
     async def prompt(
         self, prompt: str, earlier: Sequence[Message], new: Sequence[Message]
@@ -46,7 +50,17 @@ class SessionAttachments:
     async def turn(self, messages: Sequence[Message], _ctx: ToolContext) -> list[AttachmentMessage]:
         """Attachments between turns, with the prompts the user queued meanwhile."""
         context = self.context(messages, queued=self.prompt_queue.drain())
-        return await get_attachment_messages(None, context, messages)
+        found = await get_attachment_messages(None, context, messages)
+        await self._instructions_loaded(found)
+        return found
+
+    async def _instructions_loaded(self, found: Sequence[AttachmentMessage]) -> None:
+        if self.hooks is None or not self.hooks.has_hooks(HookEvent.INSTRUCTIONS_LOADED):
+            return
+        for message in found:
+            if message.attachment.type == AttachmentType.NESTED_MEMORY:
+                path = str(message.attachment.data.get("path", ""))
+                await self.hooks.instructions_loaded(path, "Project", "nested_traversal")
 
     def context(
         self, messages: Sequence[Message], *, queued: Sequence[str] = ()

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,15 @@ from .verdict import Merged, Verdict, interpret
 log = logging.getLogger(__name__)
 
 StatusCallback = Callable[[HookStatus], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """The call a tool event is about, for handlers' `if` (relative paths: against `cwd`)."""
+
+    name: str
+    input: Mapping[str, Any]
+    cwd: Path | None = None
 
 
 class HookMachinery:
@@ -109,7 +119,7 @@ class HookMachinery:
         target: str | None,
         fields: Mapping[str, Any],
         *,
-        tool: tuple[str, Mapping[str, Any]] | None = None,
+        tool: ToolCall | None = None,
         timeout: float | None = None,
     ) -> Merged:
         """Run the hooks `target` selects (a tool call filters their `if`); `timeout`
@@ -125,21 +135,25 @@ class HookMachinery:
         runs = await asyncio.gather(*(self._run_one(h, event, data, timeout) for h in waited))
         return Merged([self._interpret(event, run) for run in runs])
 
-    def _selected(
-        self, hook: Hook, event: HookEvent, tool: tuple[str, Mapping[str, Any]] | None
-    ) -> bool:
-        """`once` hooks run once per session; `if` is evaluated on tool events only."""
+    def _selected(self, hook: Hook, event: HookEvent, tool: ToolCall | None) -> bool:
+        """`if` is evaluated on tool events only; a `once` hook runs the first time it is
+        selected, then never again in this session."""
+        if not self._condition_holds(hook, event, tool):
+            return False
         if getattr(hook, "once", False):
             if id(hook) in self._fired_once:
                 return False
             self._fired_once.add(id(hook))
+        return True
+
+    def _condition_holds(self, hook: Hook, event: HookEvent, tool: ToolCall | None) -> bool:
         condition = getattr(hook, "condition", None)
         if condition is None:
             return True
         if tool is None or event not in TOOL_EVENTS:
             return False
         try:
-            return bool(condition.matches(tool[0], tool[1], self.cwd))
+            return bool(condition.matches(tool.name, tool.input, tool.cwd or self.cwd))
         except Exception:  # a filter that cannot decide runs the hook (Claude Code fails open)
             log.exception("hook condition %s failed; running the hook", condition)
             return True

@@ -15,7 +15,7 @@ from typing import Any
 from ..messages.blocks import TextBlock
 from ..tools.base import PostToolUseOutcome, PreToolUseOutcome, ToolContext, ToolResult
 from .events import HookEvent
-from .machinery import HookMachinery, joined
+from .machinery import HookMachinery, ToolCall, joined
 from .types import HookOutcome, PermissionRequestOutcome, ToolCallRecord
 from .verdict import Merged
 
@@ -38,7 +38,7 @@ class ToolEvents(HookMachinery):
             "cwd": str(ctx.cwd),
         }
         merged = await self.run_event(
-            HookEvent.PRE_TOOL_USE, tool_name, fields, tool=(tool_name, input)
+            HookEvent.PRE_TOOL_USE, tool_name, fields, tool=ToolCall(tool_name, input, ctx.cwd)
         )
         outcome = _pre_outcome(merged)
         if outcome.decision != "deny" and tool_name == TODO_TOOL:
@@ -64,7 +64,7 @@ class ToolEvents(HookMachinery):
             "cwd": str(ctx.cwd),
         }
         merged = await self.run_event(
-            HookEvent.POST_TOOL_USE, tool_name, fields, tool=(tool_name, input)
+            HookEvent.POST_TOOL_USE, tool_name, fields, tool=ToolCall(tool_name, input, ctx.cwd)
         )
         for verdict in merged.verdicts:
             if (
@@ -99,7 +99,10 @@ class ToolEvents(HookMachinery):
         if duration_ms is not None:
             fields["duration_ms"] = duration_ms
         merged = await self.run_event(
-            HookEvent.POST_TOOL_USE_FAILURE, tool_name, fields, tool=(tool_name, input)
+            HookEvent.POST_TOOL_USE_FAILURE,
+            tool_name,
+            fields,
+            tool=ToolCall(tool_name, input, ctx.cwd),
         )
         return _post_outcome(merged)
 
@@ -118,7 +121,7 @@ class ToolEvents(HookMachinery):
             "permission_suggestions": [dict(s) for s in suggestions],
         }
         merged = await self.run_event(
-            HookEvent.PERMISSION_REQUEST, tool_name, fields, tool=(tool_name, input)
+            HookEvent.PERMISSION_REQUEST, tool_name, fields, tool=ToolCall(tool_name, input)
         )
         decisions = [v.specific.get("decision") for v in merged.verdicts]
         chosen = [d for d in decisions if isinstance(d, Mapping)]
@@ -151,7 +154,7 @@ class ToolEvents(HookMachinery):
             "reason": reason,
         }
         merged = await self.run_event(
-            HookEvent.PERMISSION_DENIED, tool_name, fields, tool=(tool_name, input)
+            HookEvent.PERMISSION_DENIED, tool_name, fields, tool=ToolCall(tool_name, input)
         )
         return any(v.specific.get("retry") is True for v in merged.verdicts)
 
