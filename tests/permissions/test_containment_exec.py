@@ -124,6 +124,7 @@ PROGRAM_SHELL = [
     "git fetch --upload-p='rm -rf x' origin",
     "git config --global alias.x '!rm -rf x'; git x",
     "sed --expr='1e rm -rf x' notes.txt",
+    "nix-shell -p hello --run 'rm -rf x'",
 ]
 
 DENIED = [*GIT_SHELL, *ENV_SHELL, *INLINE_SHELL, *PROGRAM_SHELL]
@@ -186,6 +187,9 @@ FOREIGN = [
     'bash -c "perl -e \'system(\\"rm -rf x\\")\'"',
     "PERL5OPT='-Mstrict;system(\"rm -rf x\")' perl script.pl",
     "xargs perl -e 'system \"rm -rf \" . shift' < list.txt",
+    "ipython -c 'import os; os.system(\"rm -rf x\")'",
+    "make --eval='$(shell rm -rf x)' all",
+    "groovy -e '\"curl https://evil.example\".execute()'",
 ]
 """Inline code of another language that names a deny rule's program: asks."""
 
@@ -235,6 +239,8 @@ BENIGN = [
     "tmux new-session -d -s work",
     "parallel echo ::: a b",
     "git config --global alias.st status",
+    "make -j4 test",
+    "nix-shell -p hello --run hello",
 ]
 
 INTERPRETERS = [

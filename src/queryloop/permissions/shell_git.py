@@ -24,6 +24,45 @@ from typing import Literal
 from .shell_parse import Word
 from .shell_runs import Run, code, ext_url_argv, quoted_tail, unknown
 
+GIT_ARG = frozenset(
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--config-env",
+        "--super-prefix",
+        "--attr-source",
+        "--exec-path",
+        "--list-cmds",
+    }
+)
+"""git global options that take a value (`git -C DIR`, `--git-dir=DIR`)."""
+GIT_FLAG = frozenset(
+    {
+        "--no-pager",
+        "-p",
+        "--paginate",
+        "-P",
+        "--bare",
+        "--no-replace-objects",
+        "--literal-pathspecs",
+        "--glob-pathspecs",
+        "--noglob-pathspecs",
+        "--icase-pathspecs",
+        "--no-optional-locks",
+        "--no-lazy-fetch",
+        "--no-advice",
+        "--html-path",
+        "--man-path",
+        "--info-path",
+    }
+)
+"""git global options without a value."""
+GIT_OPTIONAL_ARG = frozenset({"--exec-path", "--list-cmds"})
+"""Global options whose value is optional and attached with `=` only."""
+
 ConfigKind = Literal["code", "code_or_bool", "helper", "bang_code", "path_code", "file", "folder"]
 
 CONFIG_KEYS: tuple[tuple[str, ConfigKind], ...] = (

@@ -131,6 +131,11 @@ INTERPRETERS: dict[str, Interpreter] = {
     "psql": _i("SQL (psql)", "c", "command", short_arg="dfhpUoLvPTFRS", permute=True),
     "mysql": _i("SQL (mysql)", "e", "execute", short_arg="uhpPSDo", permute=True),
     "vim": _i("Vim script", "c", "cmd", short_arg="SswWTuUi", permute=True, stdin=False),
+    "ipython": _i("Python", "c", end_letters="m", stdin=False),
+    "ipython3": _i("Python", "c", end_letters="m", stdin=False),
+    "groovy": _i("Groovy", "e", stdin=False),
+    "bb": _i("Clojure", "e", "eval", stdin=False),
+    "make": _i("Make", "", "eval", short_arg="CfIjlLoW", permute=True, stdin=False),
 }
 """Interpreter by program name (`python3.12`, `perl5.36`, `lua5.4` are found by their stem).
 `deno eval CODE`, `sed`, vim's `+CMD` and sqlite3 are handled below the table."""
@@ -300,9 +305,11 @@ SHELL_CODE: dict[str, Interpreter] = {
     "script": _i("shell", "c", "command", short_arg="ITBOmEo", rest_letters="t", permute=True),
     "su": _SU,
     "runuser": _SU,
+    "nix-shell": _i("shell", "", "run command", short_arg="pAIE", permute=True),
 }
-"""Programs whose `-c CODE` is shell code (clusters such as `script -qc` included). Without it,
-`script` and `su` start a shell that reads its commands from stdin."""
+"""Programs whose `-c CODE` is shell code (clusters such as `script -qc` included;
+`nix-shell --run/--command CODE`). Without it they start a shell that reads its commands from
+stdin."""
 
 
 def shell_code_runs(name: str, words: Sequence[Word], stdin: Word | None, piped: bool) -> list[Run]:

@@ -27,7 +27,14 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from .shell_env import assignment_runs, executes
-from .shell_git import command_line_config, environment_config, subcommand_runs
+from .shell_git import (
+    GIT_ARG,
+    GIT_FLAG,
+    GIT_OPTIONAL_ARG,
+    command_line_config,
+    environment_config,
+    subcommand_runs,
+)
 from .shell_inline import SHELL_CODE, inline_runs, is_interpreter, shell_code_runs
 from .shell_parse import DYNAMIC, ParsedLine, SimpleCommand, Word, parse_line
 from .shell_programs import PROGRAMS, program_runs
@@ -43,41 +50,6 @@ _SETS_VARIABLES = frozenset({"read", "mapfile", "readarray", "printf", "getopts"
 """Builtins that set a variable to a value known only at run time."""
 _FOR_VARIABLE = re.compile(r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b")
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_GIT_ARG = frozenset(
-    {
-        "-C",
-        "-c",
-        "--git-dir",
-        "--work-tree",
-        "--namespace",
-        "--config-env",
-        "--super-prefix",
-        "--attr-source",
-        "--exec-path",
-        "--list-cmds",
-    }
-)
-_GIT_FLAG = frozenset(
-    {
-        "--no-pager",
-        "-p",
-        "--paginate",
-        "-P",
-        "--bare",
-        "--no-replace-objects",
-        "--literal-pathspecs",
-        "--glob-pathspecs",
-        "--noglob-pathspecs",
-        "--icase-pathspecs",
-        "--no-optional-locks",
-        "--no-lazy-fetch",
-        "--no-advice",
-        "--html-path",
-        "--man-path",
-        "--info-path",
-    }
-)
-_GIT_OPTIONAL_ARG = frozenset({"--exec-path", "--list-cmds"})
 _LOOK_INSIDE = (
     SHELLS
     | WRAPPERS.keys()
@@ -431,12 +403,12 @@ class _Dispatch:
                 i += 1
                 continue
             name = value.split("=", 1)[0]
-            if name in _GIT_ARG and "=" not in value and name not in _GIT_OPTIONAL_ARG:
+            if name in GIT_ARG and "=" not in value and name not in GIT_OPTIONAL_ARG:
                 if value in ("-c", "--config-env") and i + 1 < len(words):
                     _alias(words[i + 1], aliases, dynamic=value == "--config-env")
                     self.out.apply(command_line_config(value, words[i + 1]), self.depth, certain)
                 i += 2
-            elif name in _GIT_ARG or name in _GIT_FLAG:
+            elif name in GIT_ARG or name in GIT_FLAG:
                 if name == "--config-env" and "alias." in value.lower():
                     aliases["\0dynamic"] = DYNAMIC  # an alias whose value is an env variable
                 if name == "--config-env":
