@@ -3,6 +3,7 @@ HTTP and CONNECT), and a refusal that says which setting admits a host."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -15,7 +16,8 @@ from queryloop.tools.builtin._shell import run_shell
 
 
 def _python(code: str) -> str:
-    return f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+    # the real interpreter: a venv under /tmp is out of sight in the sandbox
+    return f"{shlex.quote(os.path.realpath(sys.executable))} -c {shlex.quote(code)}"
 
 
 GET = """

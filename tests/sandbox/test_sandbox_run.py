@@ -33,7 +33,8 @@ def fetch(url: str) -> str:
     code = (
         f"import urllib.request; print(urllib.request.urlopen({url!r}, timeout=5).read().decode())"
     )
-    return f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+    # the real interpreter: a venv under /tmp is out of sight in the sandbox
+    return f"{shlex.quote(os.path.realpath(sys.executable))} -c {shlex.quote(code)}"
 
 
 async def test_no_network_a_local_server_is_out_of_reach(project: Path, http_server: int) -> None:

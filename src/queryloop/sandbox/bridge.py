@@ -12,6 +12,7 @@ serves each connection with two forked processes, one per direction.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -63,7 +64,10 @@ os.execvp(argv[0], argv)
 
 def bridge_argv(socket_path: Path, inner: Sequence[str], python: str | None = None) -> list[str]:
     """`inner`, started behind the bridge to the proxy at `socket_path`."""
-    return [python or sys.executable, "-S", "-c", SOURCE, str(socket_path), str(PROXY_PORT), *inner]
+    # The real interpreter, not a venv's link to it: a venv under /tmp is out of sight in the
+    # sandbox (its /tmp is private), and the bridge needs nothing but the standard library.
+    interpreter = python or os.path.realpath(sys.executable)
+    return [interpreter, "-S", "-c", SOURCE, str(socket_path), str(PROXY_PORT), *inner]
 
 
 def proxy_env() -> dict[str, str]:
