@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 
 from queryloop.messages import Violation, validate_api_request
-from queryloop.messages.validate import final_turn_first_assistant
+from queryloop.messages.validate import (
+    final_turn_first_assistant,
+    results_led_loop_first_assistant,
+)
 
 SIG = "EqQBCkgIARABGAIiQ"
 IMAGE_SOURCE = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
@@ -214,6 +217,12 @@ def _ends_with_thinking(b: dict[str, Any]) -> None:
     _msgs(b)[1]["content"].append({"type": "thinking", "thinking": "late", "signature": SIG})
 
 
+def _open_loop_without_thinking(b: dict[str, Any]) -> None:
+    """Ends inside the tool loop (the reminder would start a new one) without thinking."""
+    _msgs(b)[1]["content"].pop(0)
+    _msgs(b)[2]["content"].pop()
+
+
 def _no_tools(b: dict[str, Any]) -> None:
     b.pop("tools")
     b.pop("tool_choice")
@@ -314,7 +323,7 @@ CASES: list[tuple[str, Mutation]] = [
     ("thinking.top_k", _set("top_k", 5)),
     ("thinking.top_p", _set("top_p", 0.9)),
     ("thinking.tool_choice", _set("tool_choice", {"type": "any"})),
-    ("thinking.last_assistant_must_start_with_thinking", lambda b: _msgs(b)[1]["content"].pop(0)),
+    ("thinking.last_assistant_must_start_with_thinking", _open_loop_without_thinking),
     ("thinking.prefill", _final_assistant("Sure", thinking=True)),
     ("thinking.disabled_in_final_assistant", _final_thinking_disabled),
     ("assistant.final_block_thinking", _ends_with_thinking),
@@ -372,6 +381,7 @@ def test_adaptive_thinking_allows_forced_tool_choice_but_not_temperature() -> No
 
 def test_the_tool_loop_needs_thinking_only_at_its_first_assistant_message() -> None:
     body = real_request()
+    _msgs(body)[2]["content"].pop()  # no reminder: the results continue the loop
     # Without interleaved thinking, later steps of the same tool loop carry none.
     _msgs(body).append(
         {
@@ -387,6 +397,10 @@ def test_the_tool_loop_needs_thinking_only_at_its_first_assistant_message() -> N
     )
     assert validate_api_request(body) == []
     assert final_turn_first_assistant(_msgs(body)) == 1
+    # A reminder beside the first results starts a new loop at the second step.
+    _msgs(body)[2]["content"].append({"type": "text", "text": "reminder"})
+    assert final_turn_first_assistant(_msgs(body)) == 3
+    assert results_led_loop_first_assistant(_msgs(body)) == 1
     _msgs(body).append({"role": "assistant", "content": "done"})
     _msgs(body).append({"role": "user", "content": "thanks"})
     assert final_turn_first_assistant(_msgs(body)) is None

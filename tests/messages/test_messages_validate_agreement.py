@@ -207,3 +207,59 @@ def test_unknown_context_edit_and_clear_thinking_without_thinking() -> None:
     assert errors(body) == ["context_management.unknown_edit"]
     body = {**base(), "context_management": {"edits": [{"type": "clear_thinking_20251015"}]}}
     assert errors(body) == ["context_management.clear_thinking_without_thinking"]
+
+
+# -- issue 25.12 / 25.16: the final turn under extended thinking --------------------------
+
+ENABLED = {"type": "enabled", "budget_tokens": 1024}
+
+
+def _loop(thinking_first: bool, second_thinks: bool, between: list[dict[str, Any]]) -> Any:
+    """A tool loop of two steps; `between` joins the first step's tool_result message."""
+    think = [{"type": "thinking", "thinking": "plan", "signature": "sig"}]
+    first = [*(think if thinking_first else []), _use("toolu_1")]
+    second = [*(think if second_thinks else []), _use("toolu_2")]
+    return {
+        **base(),
+        "max_tokens": 2048,
+        "thinking": ENABLED,
+        "messages": [
+            {"role": "user", "content": "Run the tests."},
+            {"role": "assistant", "content": first},
+            {"role": "user", "content": [_result("toolu_1"), *between]},
+            {"role": "assistant", "content": second},
+            {"role": "user", "content": [_result("toolu_2")]},
+        ],
+    }
+
+
+def _use(tid: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tid, "name": "Bash", "input": {}}
+
+
+def _result(tid: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tid, "content": "ok"}
+
+
+NEW_PROMPT = {"type": "text", "text": "Now run the linter too."}
+
+
+def test_a_user_block_beside_tool_results_starts_a_new_assistant_loop() -> None:
+    """ "When a non-tool-result user block is included, it designates a new assistant loop"
+    (prompt caching, "thinking block caching"): the loop's first assistant message is then
+    the one after that user message, and it must start with thinking (the API's 400)."""
+    assert errors(_loop(True, True, [NEW_PROMPT]), OLD_MODEL) == []
+    assert errors(_loop(True, False, [NEW_PROMPT]), OLD_MODEL) == [
+        "thinking.last_assistant_must_start_with_thinking"
+    ]
+    # Without the user block the two steps are one loop, opened with thinking.
+    assert errors(_loop(True, False, []), OLD_MODEL) == []
+    assert errors(_loop(False, True, []), OLD_MODEL) == [
+        "thinking.last_assistant_must_start_with_thinking"
+    ]
+
+
+def test_a_request_ending_with_a_new_user_block_is_no_open_tool_loop() -> None:
+    body = _loop(False, False, [])
+    body["messages"][-1]["content"].append(NEW_PROMPT)
+    assert errors(body, OLD_MODEL) == []

@@ -17,7 +17,11 @@ from typing import Any
 
 from .thinking_mode import ThinkingType
 from .validate_blocks import check_cache_totals, record_cache_control
-from .validate_messages import final_turn_first_assistant, validate_messages
+from .validate_messages import (
+    final_turn_first_assistant,
+    results_led_loop_first_assistant,
+    validate_messages,
+)
 from .validate_model import UNKNOWN_MODEL, ModelCapabilities, ModelRules
 from .violation import Severity, Violation, errors, warning, warnings
 
@@ -29,6 +33,7 @@ __all__ = [
     "Violation",
     "errors",
     "final_turn_first_assistant",
+    "results_led_loop_first_assistant",
     "thinking_active",
     "validate_api_request",
     "validate_messages",

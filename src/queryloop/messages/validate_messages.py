@@ -10,7 +10,7 @@ transparent to the turn rules. See docs/messages.md for the source of each rule.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,26 +50,57 @@ class _System:
 
 
 def final_turn_first_assistant(messages: Sequence[Mapping[str, Any]]) -> int | None:
-    """Index of the first assistant message of an unfinished tool loop at the end, if any.
+    """Index of the first assistant message of the unfinished tool loop at the end, if any.
 
-    The array ends inside a tool loop when its last message is a user message that starts
-    with a tool_result; the loop runs back over (assistant, tool_result-led user) pairs.
+    The API's reading (docs/messages.md): the array ends inside a tool loop when its last
+    message is a user message of tool_result blocks only; the loop runs back over
+    (assistant, tool_result-only user) pairs. A user message with any other block (a new
+    prompt, a reminder) "designates a new assistant loop", so the loop starts after it.
     Expects alternating roles and list content.
     """
+    return _loop_start(messages, _results_only)
+
+
+def results_led_loop_first_assistant(messages: Sequence[Mapping[str, Any]]) -> int | None:
+    """Like `final_turn_first_assistant`, but a user message that merely starts with
+    tool_results continues the loop (an older, looser reading of the same rule).
+
+    Normalization satisfies both readings (see `close_tool_turn_without_thinking`), so a
+    request stays valid whichever one the API applies; the validator checks the documented one.
+    """
+    return _loop_start(messages, _results_led)
+
+
+def _loop_start(
+    messages: Sequence[Mapping[str, Any]], continues: Callable[[Mapping[str, Any]], bool]
+) -> int | None:
     j = len(messages) - 1
     first: int | None = None
-    while j >= 1 and _results_led(messages[j]) and messages[j - 1].get("role") == "assistant":
+    while j >= 1 and continues(messages[j]) and messages[j - 1].get("role") == "assistant":
         first = j - 1
         j -= 2
     return first
 
 
-def _results_led(message: Mapping[str, Any]) -> bool:
+def _user_blocks(message: Mapping[str, Any]) -> list[Any]:
     content = message.get("content")
-    if message.get("role") != "user" or not isinstance(content, list) or not content:
-        return False
-    first = content[0]
-    return isinstance(first, Mapping) and first.get("type") == "tool_result"
+    if message.get("role") != "user" or not isinstance(content, list):
+        return []
+    return content
+
+
+def _results_led(message: Mapping[str, Any]) -> bool:
+    content = _user_blocks(message)
+    return bool(content) and _is_result(content[0])
+
+
+def _results_only(message: Mapping[str, Any]) -> bool:
+    content = _user_blocks(message)
+    return bool(content) and all(_is_result(b) for b in content)
+
+
+def _is_result(block: Any) -> bool:
+    return isinstance(block, Mapping) and block.get("type") == "tool_result"
 
 
 def validate_messages(
@@ -419,7 +450,8 @@ def _check_final_turn_thinking(turns: list[_Turn], out: Out) -> None:
             Violation(
                 "thinking.last_assistant_must_start_with_thinking",
                 "with extended thinking (type enabled), the assistant message that opened "
-                "the unfinished tool loop must start with a thinking block",
+                "the unfinished tool loop (the first after the last user message with "
+                "anything but tool_results) must start with a thinking block",
                 f"messages[{turns[start].first_index}]",
             )
         )
