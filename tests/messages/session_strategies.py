@@ -56,7 +56,8 @@ class _Builder:
         return message
 
 
-THINKING_STATES = ("signed", "unsigned", "missing")
+THINKING_STATES = ("signed", "unsigned", "missing", "cut")
+"""How a response's thinking arrived; "cut": a signed block, then one the stream cut short."""
 
 
 @st.composite
@@ -65,23 +66,51 @@ def sessions(draw: st.DrawFn) -> tuple[ThinkingType, list[Message]]:
     mode = draw(st.sampled_from(list(ThinkingType)))
     b = _Builder()
     for _turn in range(draw(st.integers(1, 5))):
+        _turn_of(draw, b)
+    ending = draw(st.sampled_from(["prompt", "open_loop", "none"]))
+    if ending == "prompt":
         _prompt(draw, b)
-        for _step in range(draw(st.integers(0, 3))):
-            if not _step_of_loop(draw, b):
-                break
-        event = draw(st.sampled_from(["answer", "empty", "none", "compact", "replay"]))
-        if event == "answer":
-            _response(draw, b, tool_calls=0)
-        elif event == "empty":
-            # An empty response (dropped by normalization); the user just types again.
-            b.add(AssistantMessage(content=(), message_id=b.uid("msg"), uuid=b.uid("e")))
-        elif event == "compact":
-            _compact(draw, b)
-        elif event == "replay":
-            _replay(draw, b)
-    if draw(st.booleans()):
-        _prompt(draw, b)
+    elif ending == "open_loop":
+        _open_loop(draw, b)
     return mode, b.messages
+
+
+@st.composite
+def last_turns(draw: st.DrawFn) -> list[Message]:
+    """A messy history whose last turn is an unfinished tool loop: its responses' thinking
+    signed, unsigned or missing, reminders, blank text, queued prompts or interruption
+    notes beside the tool results, calls interrupted before their results (issue 25.12)."""
+    b = _Builder()
+    for _turn in range(draw(st.integers(0, 2))):
+        _turn_of(draw, b)
+    _open_loop(draw, b)
+    return b.messages
+
+
+def _turn_of(draw: st.DrawFn, b: _Builder) -> None:
+    _prompt(draw, b)
+    for _step in range(draw(st.integers(0, 3))):
+        if not _step_of_loop(draw, b):
+            break
+    event = draw(st.sampled_from(["answer", "empty", "none", "compact", "replay"]))
+    if event == "answer":
+        _response(draw, b, tool_calls=0)
+    elif event == "empty":
+        # An empty response (dropped by normalization); the user just types again.
+        b.add(AssistantMessage(content=(), message_id=b.uid("msg"), uuid=b.uid("e")))
+    elif event == "compact":
+        _compact(draw, b)
+    elif event == "replay":
+        _replay(draw, b)
+
+
+def _open_loop(draw: st.DrawFn, b: _Builder) -> None:
+    """A prompt and tool-loop steps, the last of them answered: the array ends in the loop."""
+    _prompt(draw, b)
+    for _step in range(draw(st.integers(0, 2))):
+        if not _step_of_loop(draw, b):
+            _prompt(draw, b)
+    _step_of_loop(draw, b, answered=True)
 
 
 def _prompt(draw: st.DrawFn, b: _Builder) -> None:
@@ -92,10 +121,13 @@ def _prompt(draw: st.DrawFn, b: _Builder) -> None:
         b.add(AttachmentMessage(attachment=Attachment("text", {"content": f"ctx {aid}"}), uuid=aid))
 
 
-def _step_of_loop(draw: st.DrawFn, b: _Builder) -> bool:
-    """One model response with tool calls and what became of them; False ends the turn."""
+def _step_of_loop(draw: st.DrawFn, b: _Builder, answered: bool = False) -> bool:
+    """One model response with tool calls and what became of them; False ends the turn.
+
+    `answered`: the calls got their results (the array may end here, inside the loop)."""
     uses = _response(draw, b, tool_calls=draw(st.integers(1, 3)))
-    fate = draw(st.sampled_from(["results", "results", "interrupted", "synthetic", "lost"]))
+    fates = ["results", "results", "interrupted", "synthetic", "lost"]
+    fate = "results" if answered else draw(st.sampled_from(fates))
     if fate == "lost":  # a crash before any result was written (pairing must answer them)
         return False
     blocks: list[Any] = []
@@ -106,7 +138,19 @@ def _step_of_loop(draw: st.DrawFn, b: _Builder) -> bool:
             blocks.append(interrupted_result(use.id, draw(st.sampled_from(Interruption))))
     if draw(st.booleans()):
         blocks.reverse()
+    beside = draw(st.sampled_from(["nothing", "nothing", "blank", "queued"]))
+    if beside == "blank":  # an empty text block beside the results (dropped by normalization)
+        blocks.append(TextBlock(text=draw(st.sampled_from(["", " ", "\n"]))))
+    elif beside == "queued":  # a prompt typed while the tools ran, sent with their results
+        blocks.append(TextBlock(text=f"also {b.uid('q')}"))
     b.add(UserMessage(content=tuple(blocks), uuid=b.uid("r")))
+    if draw(st.integers(0, 3)) == 0:  # a reminder after the results (joins their message)
+        aid = b.uid("rem")
+        b.add(
+            AttachmentMessage(
+                attachment=Attachment("system_reminder", {"content": f"note {aid}"}), uuid=aid
+            )
+        )
     if fate == "interrupted":
         uid = b.uid("i")
         b.add(UserMessage(content=f"[Request interrupted by user] {uid}", uuid=uid))
@@ -120,8 +164,10 @@ def _response(draw: st.DrawFn, b: _Builder, tool_calls: int) -> list[ToolUseBloc
     state = draw(st.sampled_from(THINKING_STATES))
     if state != "missing":
         blocks.append(
-            ThinkingBlock(thinking=f"plan {mid}", signature="sig" if state == "signed" else "")
+            ThinkingBlock(thinking=f"plan {mid}", signature="" if state == "unsigned" else "sig")
         )
+    if state == "cut":
+        blocks.append(ThinkingBlock(thinking=f"more {mid}", signature=""))
     if draw(st.booleans()) or not tool_calls:
         blocks.append(TextBlock(text=f"say {mid}"))
     uses = [

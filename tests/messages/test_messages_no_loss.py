@@ -12,7 +12,13 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from msg_strategies import TOOLS
-from session_strategies import answered_calls, examples, from_last_boundary, sessions
+from session_strategies import (
+    answered_calls,
+    examples,
+    from_last_boundary,
+    last_turns,
+    sessions,
+)
 
 from queryloop.messages import (
     AssistantMessage,
@@ -29,6 +35,7 @@ from queryloop.messages import (
 from queryloop.messages import normalize as n
 from queryloop.messages.api_types import ApiMessage
 from queryloop.messages.incremental import IncrementalNormalizer
+from queryloop.messages.validate import results_led_loop_first_assistant
 
 ENABLED = {"type": "enabled", "budget_tokens": 1024}
 ADAPTIVE = {"type": "adaptive"}
@@ -168,3 +175,38 @@ def test_messy_sessions_lose_nothing_and_send_nothing_twice(
         got = normalizer.normalize(history[:cut], TOOLS, thinking=config)
         assert got == normalize_messages_for_api(history[:cut], TOOLS, thinking=config)
     assert got == out
+
+
+THINKING_BLOCKS = ("thinking", "redacted_thinking")
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(last_turns())
+def test_the_last_turn_of_a_messy_session_becomes_a_request_the_api_accepts(
+    history: list[Message],
+) -> None:
+    """Issue 25.12: thinking signed, unsigned, cut short or missing in an unfinished tool
+    loop, beside reminders, blank text, queued prompts and interrupted calls."""
+    for mode in (ThinkingType.ENABLED, ThinkingType.ADAPTIVE):
+        out = _check_nothing_lost(from_last_boundary(history), mode)
+        if mode is ThinkingType.ENABLED:
+            # The looser reading of the rule holds as well (see close_tool_turn_without_thinking).
+            start = results_led_loop_first_assistant(out)
+            assert start is None or out[start]["content"][0]["type"] in THINKING_BLOCKS, out
+        _assert_thinking_sent_whole(history, out)
+
+
+def _assert_thinking_sent_whole(history: list[Message], out: list[ApiMessage]) -> None:
+    """A response's thinking reaches the API whole or not at all: "the sequence of
+    consecutive thinking blocks must match what the model generated ... you can't
+    rearrange, edit, or partially drop them" (Thinking, "Preserving thinking blocks")."""
+    by_response: dict[str, list[ThinkingBlock]] = {}
+    for message in history:
+        if isinstance(message, AssistantMessage):
+            thoughts = [b for b in message.content if isinstance(b, ThinkingBlock)]
+            by_response.setdefault(message.message_id or message.uuid, []).extend(thoughts)
+    sent = {b["thinking"] for b in _blocks(out, "thinking")}
+    for thoughts in by_response.values():
+        texts = {t.thinking for t in thoughts}
+        if texts & sent:
+            assert texts <= sent and all(t.signature for t in thoughts), (thoughts, out)

@@ -258,13 +258,21 @@ def test_thinking_off_strips_all_thinking() -> None:
     assert n.strip_thinking(messages, CTX) == [{"role": "assistant", "content": [text("a")]}]  # type: ignore[arg-type]
 
 
-def test_thinking_on_keeps_signed_and_drops_unsigned_and_trailing() -> None:
+def test_thinking_on_sends_a_responses_thinking_whole_or_not_at_all() -> None:
+    """Unsigned or trailing thinking takes the message's other thinking blocks with it:
+    the API rejects a partially dropped sequence (issue 25.12)."""
     messages = [
-        {"role": "assistant", "content": [_thinking(), _thinking(""), text("a"), _thinking()]},
+        {"role": "assistant", "content": [_thinking(), _thinking(""), text("a")]},
+        {"role": "assistant", "content": [_thinking(), text("b"), _thinking()]},
         {"role": "assistant", "content": [_thinking("")]},
+        {"role": "assistant", "content": [_thinking(), _thinking(), text("c")]},
     ]
     out = n.strip_thinking(messages, THINK)  # type: ignore[arg-type]
-    assert out == [{"role": "assistant", "content": [_thinking(), text("a")]}]
+    assert out == [
+        {"role": "assistant", "content": [text("a")]},
+        {"role": "assistant", "content": [text("b")]},
+        {"role": "assistant", "content": [_thinking(), _thinking(), text("c")]},
+    ]
 
 
 def test_trailing_thinking_left_by_pairing_is_dropped() -> None:

@@ -11,7 +11,7 @@ from .normalize_context import (
 )
 from .passes_api import merge_same_roles
 from .thinking_mode import ThinkingType
-from .validate import final_turn_first_assistant
+from .validate import final_turn_first_assistant, results_led_loop_first_assistant
 
 
 def strip_thinking(messages: list[ApiMessage], ctx: NormalizeContext) -> list[ApiMessage]:
@@ -19,16 +19,20 @@ def strip_thinking(messages: list[ApiMessage], ctx: NormalizeContext) -> list[Ap
 
     Needs: ApiMessages. With thinking off every thinking and redacted_thinking block goes
     (the API rejects them in a final assistant message, and earlier ones would only be
-    dropped by it). With thinking on, unsigned thinking blocks go (the API verifies
-    signatures; an interrupted stream leaves none), and so do thinking blocks that would
-    end an assistant message (the API rejects a final thinking block).
+    dropped by it). With thinking on, a response's thinking is sent whole or not at all:
+    the API verifies signatures (an interrupted stream leaves a block unsigned), rejects a
+    thinking block that ends a message, and "the sequence of consecutive thinking blocks
+    must match what the model generated ... you can't rearrange, edit, or partially drop
+    them" — so a message with an unsigned thinking block, or one that would end with
+    thinking, loses all of its thinking blocks.
     Guarantees: no message is left empty; roles may repeat where one vanished.
     """
     out: list[ApiMessage] = []
     for message in messages:
         content = message["content"]
         if message["role"] == "assistant" and any(b.get("type") in THINKING_TYPES for b in content):
-            content = _carryable(content, ctx.thinking_enabled)
+            if not ctx.thinking_enabled or not _carryable(content):
+                content = _without_thinking(content)
             if not content:
                 continue
             message = {"role": "assistant", "content": content}
@@ -36,33 +40,32 @@ def strip_thinking(messages: list[ApiMessage], ctx: NormalizeContext) -> list[Ap
     return out
 
 
-def _carryable(content: list[ApiContentBlock], thinking_enabled: bool) -> list[ApiContentBlock]:
-    if not thinking_enabled:
-        return [b for b in content if b.get("type") not in THINKING_TYPES]
-    kept = [b for b in content if b.get("type") != "thinking" or b.get("signature")]
-    return _without_trailing_thinking(kept)
+def _carryable(content: list[ApiContentBlock]) -> bool:
+    """Whether the message's thinking can be sent as it is (all signed, none last)."""
+    if content[-1].get("type") in THINKING_TYPES:
+        return False
+    return all(b.get("type") != "thinking" or b.get("signature") for b in content)
 
 
-def _without_trailing_thinking(content: list[ApiContentBlock]) -> list[ApiContentBlock]:
-    end = len(content)
-    while end and content[end - 1].get("type") in THINKING_TYPES:
-        end -= 1
-    return content[:end]
+def _without_thinking(content: list[ApiContentBlock]) -> list[ApiContentBlock]:
+    return [b for b in content if b.get("type") not in THINKING_TYPES]
 
 
 def drop_trailing_thinking(messages: list[ApiMessage], ctx: NormalizeContext) -> list[ApiMessage]:
-    """Drop thinking blocks that end an assistant message, and messages left empty.
+    """Drop the thinking of an assistant message that ends with thinking, and messages left
+    empty.
 
     Needs: paired messages. Pairing may remove a duplicate tool_use and leave a thinking
-    block last, which the API rejects. A message emptied here held no tool_use, so
-    pairing still holds. Guarantees: no assistant message ends with thinking; consecutive
-    same roles merged again.
+    block last, which the API rejects; the message's other thinking blocks go with it (a
+    response's thinking is sent whole or not at all, see `strip_thinking`). A message
+    emptied here held no tool_use, so pairing still holds. Guarantees: no assistant
+    message ends with thinking; consecutive same roles merged again.
     """
     out: list[ApiMessage] = []
     for message in messages:
         content = message["content"]
         if message["role"] == "assistant" and content[-1].get("type") in THINKING_TYPES:
-            content = _without_trailing_thinking(content)
+            content = _without_thinking(content)
             if not content:
                 continue
             message = {"role": "assistant", "content": content}
@@ -77,22 +80,23 @@ def close_tool_turn_without_thinking(
 
     Needs: paired messages. In extended (manual, `enabled`) mode the API requires the final
     assistant turn of a request to start with a thinking block: when the array ends inside
-    a tool loop (its last message is a tool_result-led user message), the loop's first
-    assistant message must start with one. When it does not (the thinking was unsigned,
-    or thinking was switched on mid-turn), the loop is closed instead of rewritten: the
-    last user message's tool_results stay a user message of their own, a short assistant
-    message (`TOOL_LOOP_CLOSED_TEXT`) follows, and the rest of that user message (or
-    `CONTINUE_TEXT` when there is none) comes after it. Every tool_use and tool_result is
-    kept as it was. Adaptive mode has no such requirement; nothing changes there.
-    Guarantees: the thinking requirement for the final turn holds; pairing still holds.
+    a tool loop, the loop's first assistant message must start with one. The loop starts
+    after the last user message with anything but tool_results ("a non-tool-result user
+    block ... designates a new assistant loop"); the looser reading, where a message that
+    merely starts with tool_results continues the loop, is satisfied too, so the request
+    is valid under either. When a loop start has no thinking block (it was unsigned,
+    interrupted, or thinking was switched on mid-turn), the loop is closed instead of
+    rewritten: the last user message's tool_results stay a user message of their own, a
+    short assistant message (`TOOL_LOOP_CLOSED_TEXT`) follows, and the rest of that user
+    message (or `CONTINUE_TEXT` when there is none) comes after it. Every tool_use and
+    tool_result is kept as it was. Adaptive mode has no such requirement; nothing changes
+    there. Guarantees: the thinking requirement for the final turn holds under both
+    readings; pairing still holds.
     """
     if ctx.thinking is not ThinkingType.ENABLED:
         return messages
-    start = final_turn_first_assistant(messages)
-    if start is None:
-        return messages
-    first = messages[start]["content"]
-    if first and first[0].get("type") in THINKING_TYPES:
+    starts = (final_turn_first_assistant(messages), results_led_loop_first_assistant(messages))
+    if all(start is None or _starts_with_thinking(messages[start]) for start in starts):
         return messages
     content = messages[-1]["content"]
     results = [b for b in content if b.get("type") == "tool_result"]
@@ -103,3 +107,8 @@ def close_tool_turn_without_thinking(
         {"role": "assistant", "content": [{"type": "text", "text": TOOL_LOOP_CLOSED_TEXT}]},
         {"role": "user", "content": rest or [{"type": "text", "text": CONTINUE_TEXT}]},
     ]
+
+
+def _starts_with_thinking(message: ApiMessage) -> bool:
+    content = message["content"]
+    return bool(content) and content[0].get("type") in THINKING_TYPES
