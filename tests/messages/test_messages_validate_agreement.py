@@ -263,3 +263,43 @@ def test_a_request_ending_with_a_new_user_block_is_no_open_tool_loop() -> None:
     body = _loop(False, False, [])
     body["messages"][-1]["content"].append(NEW_PROMPT)
     assert errors(body, OLD_MODEL) == []
+
+
+# -- issue 25.16 / 25.14: what the model table says a model takes -------------------------
+
+
+def _with_model(name: str) -> tuple[dict[str, Any], Any]:
+    return {**base(), "model": name}, get_model_info(name)
+
+
+def test_a_prefill_is_rejected_on_every_spelling_of_a_model_from_4_6_on() -> None:
+    for name in (
+        "us.anthropic.claude-opus-4-6-v1:0",
+        "claude-sonnet-4-6@20260217",
+        "claude-mythos-preview",
+        "claude-opus-4-9",
+        "claude-haiku-5-5",
+    ):
+        body, model = _with_model(name)
+        body["messages"].append({"role": "assistant", "content": "The tests"})
+        assert errors(body, model) == ["assistant.prefill_unsupported"], name
+    body, model = _with_model("anthropic.claude-haiku-4-5-20251001-v1:0")
+    body["messages"].append({"role": "assistant", "content": "The tests"})
+    assert errors(body, model) == []
+
+
+def test_system_messages_on_sonnet_5_5_and_haiku_5_5_are_rejected() -> None:
+    for name in ("claude-sonnet-5-5", "claude-haiku-5-5"):
+        body, model = _with_model(name)
+        body["messages"].append(SYSTEM)
+        assert errors(body, model) == ["system_message.unsupported_model"], name
+
+
+def test_a_model_that_thinks_by_default_thinks_when_thinking_is_unset() -> None:
+    """The thinking-only rules follow the model's default when the request sets none."""
+    body, model = _with_model("claude-opus-5")
+    body["context_management"] = {"edits": [{"type": "clear_thinking_20251015"}]}
+    assert errors(body, model) == []
+    body, model = _with_model("claude-opus-4-8")
+    body["context_management"] = {"edits": [{"type": "clear_thinking_20251015"}]}
+    assert errors(body, model) == ["context_management.clear_thinking_without_thinking"]

@@ -137,8 +137,11 @@ class RequestBuilder:
 
     @property
     def thinking_enabled(self) -> bool:
-        """True when the thinking config turns thinking on."""
-        return self.thinking is not None and self.thinking.get("type") != "disabled"
+        """True when the requests think: the thinking config turns it on, or it is unset and
+        the model thinks by default."""
+        if self.thinking is None:
+            return get_model_info(self.model).default_thinking.on
+        return self.thinking.get("type") != "disabled"
 
     def build(
         self,
@@ -155,11 +158,16 @@ class RequestBuilder:
         """
         tools = self._tools(extra_tools)
         history = [*self._context_message, *messages]
+        info = get_model_info(model or self.model)
         api_messages = self._normalizer.normalize(
             history,
             tools,
-            thinking=self.thinking,
-            prefill=get_model_info(model or self.model).prefill,
+            # Unset, the model's own default applies: a model that thinks by default keeps
+            # its signed thinking (docs/messages.md, "Requests per model").
+            thinking=self.thinking if self.thinking is not None else info.default_thinking,
+            # A prefill only where the table knows it is accepted; elsewhere the final
+            # assistant message stays a finished turn and a "Continue." user note follows.
+            prefill=info.known and info.prefill,
         )
         system, api_messages = apply_cache_breakpoints(
             self._system, api_messages, ttl=self.cache_ttl, counter=self._breakpoints

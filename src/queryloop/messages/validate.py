@@ -97,8 +97,11 @@ def thinking_active(request: Mapping[str, Any]) -> bool:
     return isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive")
 
 
-def _mode(request: Mapping[str, Any]) -> ThinkingType:
-    """The request's thinking mode (an invalid `thinking` counts as off; it is an error)."""
+def _mode(request: Mapping[str, Any], model: ModelRules) -> ThinkingType:
+    """The request's thinking mode: its `thinking` (an invalid one counts as off; it is an
+    error), or the model's default when it sets none."""
+    if request.get("thinking") is None:
+        return model.default_thinking
     if not thinking_active(request):
         return ThinkingType.DISABLED
     return ThinkingType.of(request.get("thinking"))
@@ -109,17 +112,14 @@ def validate_api_request(
 ) -> list[Violation]:
     """Every rule the request body breaks; no errors means the API should accept it."""
     rules = model if model is not None else UNKNOWN_MODEL
+    mode = _mode(request, rules)
     out: Out = []
     cache: Cache = []
     _check_fields(request, out)
     _check_scalars(request, out)
     tool_names = _check_tools(request.get("tools"), out, cache)
     _check_system(request.get("system"), out, cache)
-    out.extend(
-        validate_messages(
-            request.get("messages"), thinking=_mode(request), cache=cache, model=rules
-        )
-    )
+    out.extend(validate_messages(request.get("messages"), thinking=mode, cache=cache, model=rules))
     if request.get("cache_control") is not None:
         # Automatic caching places one breakpoint on the last cacheable block.
         record_cache_control(request["cache_control"], "cache_control", out, cache)
@@ -127,7 +127,7 @@ def validate_api_request(
     _check_tools_defined(request, out)
     _check_tool_choice(request.get("tool_choice"), tool_names, out)
     _check_thinking(request, out)
-    _check_context_management(request, out)
+    _check_context_management(request, mode, out)
     return out
 
 
@@ -411,7 +411,7 @@ def _check_budget(budget: Any, max_tokens: Any, out: Out) -> None:
         )
 
 
-def _check_context_management(request: Mapping[str, Any], out: Out) -> None:
+def _check_context_management(request: Mapping[str, Any], mode: ThinkingType, out: Out) -> None:
     config = request.get("context_management")
     if config is None:
         return
@@ -436,7 +436,7 @@ def _check_context_management(request: Mapping[str, Any], out: Out) -> None:
                     path,
                 )
             )
-        elif kind == "clear_thinking_20251015" and not thinking_active(request):
+        elif kind == "clear_thinking_20251015" and not mode.on:
             out.append(
                 Violation(
                     "context_management.clear_thinking_without_thinking",

@@ -400,6 +400,8 @@ def _check_assistant_turns(
 def _check_final_assistant(final: _Turn, out: Out, mode: ThinkingType, model: ModelRules) -> None:
     path = f"messages[{final.last_index}]"
     paused = bool(final.blocks) and final.blocks[-1][1].get("type") in SERVER_RESULT_TYPES
+    first_type = final.blocks[0][1].get("type") if final.blocks else None
+    # One cause, one error: on a model without prefill the thinking rules add nothing.
     if not model.prefill and not paused:
         out.append(
             Violation(
@@ -409,7 +411,7 @@ def _check_final_assistant(final: _Turn, out: Out, mode: ThinkingType, model: Mo
                 path,
             )
         )
-    if mode.on and (not final.blocks or final.blocks[0][1].get("type") not in THINKING_TYPES):
+    elif mode.on and first_type not in THINKING_TYPES:
         out.append(
             Violation(
                 "thinking.prefill",

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from .thinking_mode import ThinkingType
+
 
 class ModelRules(Protocol):
     """The capabilities of one model that decide whether a request is valid."""
@@ -29,6 +31,11 @@ class ModelRules(Protocol):
         """Whether role "system" messages inside `messages` are accepted (None: unknown)."""
         ...
 
+    @property
+    def default_thinking(self) -> ThinkingType:
+        """The thinking the model runs when the request sets no `thinking`."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ModelCapabilities:
@@ -37,6 +44,7 @@ class ModelCapabilities:
     known: bool = False
     prefill: bool = True
     mid_conversation_system: bool | None = None
+    default_thinking: ThinkingType = ThinkingType.DISABLED
 
 
 UNKNOWN_MODEL = ModelCapabilities()

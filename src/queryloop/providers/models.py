@@ -6,16 +6,20 @@ stored in November 2026. Prices are USD per million tokens. The pricing rule of 
 recent models differ (cache reads at 0.05x or 0.025x), so every price is written out.
 
 Lookup (`get_model_info`) accepts aliases (`claude-sonnet-4-5`), dated ids
-(`claude-sonnet-4-5-20250929`), `[1m]` suffixes and provider prefixes (`anthropic/...`): the
-longest known id that the name starts with wins. An unknown model gets conservative limits and
-Sonnet-class prices with `known=False`.
+(`claude-sonnet-4-5-20250929`), `[1m]` suffixes, provider prefixes (`anthropic/...`) and the
+cloud platforms' spellings (Bedrock `us.anthropic.claude-opus-4-6-v1:0`, Vertex
+`claude-opus-4-6@20260205`): the longest known id that the name starts with wins. An unknown
+model gets conservative limits and Sonnet-class prices with `known=False`; when it is a Claude
+model, its request rules (prefill, default thinking) follow its family and version.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..messages.thinking_mode import ThinkingType
 from ..messages.usage import Usage
+from .model_rules import canonical_id, infer_rules, rules_of
 
 MTOK = 1_000_000
 
@@ -39,6 +43,8 @@ class ModelInfo:
     """Whether a final assistant message (prefill) is accepted (not from Claude 4.6 on)."""
     mid_conversation_system: bool | None = False
     """Whether role "system" messages inside `messages` are accepted (None: not documented)."""
+    default_thinking: ThinkingType = ThinkingType.DISABLED
+    """The thinking the model runs when a request sets no `thinking` (ADAPTIVE: on)."""
 
 
 def _info(
@@ -102,42 +108,17 @@ MODELS: dict[str, ModelInfo] = {
     )
 }
 
-# Request capabilities (checked by `messages.validate_api_request`; docs/messages.md cites
-# them): "Prefilling is not supported on Claude 4.6 and later models" (Using the Messages
-# API); mid-conversation system messages are available on the models listed on their page,
-# "not available on Claude Sonnet 5"; the pages are silent on Sonnet 5.5 and Haiku 5.5.
-_NO_PREFILL = {
-    "claude-fable-5-1",
-    "claude-fable-5",
-    "claude-mythos-5-1",
-    "claude-mythos-5",
-    "claude-opus-5-5",
-    "claude-opus-5",
-    "claude-sonnet-5-5",
-    "claude-sonnet-5",
-    "claude-haiku-5-5",
-    "claude-opus-4-8",
-    "claude-opus-4-7",
-    "claude-opus-4-6",
-    "claude-sonnet-4-6",
-}
-_MID_SYSTEM = {
-    "claude-fable-5-1",
-    "claude-mythos-5-1",
-    "claude-fable-5",
-    "claude-mythos-5",
-    "claude-opus-5-5",
-    "claude-opus-5",
-    "claude-opus-4-8",
-}
-_MID_SYSTEM_UNDOCUMENTED = {"claude-sonnet-5-5", "claude-haiku-5-5"}
+# What a request may carry on each model (checked by `messages.validate_api_request`;
+# model_rules.py and docs/providers.md cite the sources).
 MODELS = {
     key: replace(
         info,
-        prefill=key not in _NO_PREFILL,
-        mid_conversation_system=(None if key in _MID_SYSTEM_UNDOCUMENTED else key in _MID_SYSTEM),
+        prefill=rules.prefill,
+        mid_conversation_system=rules.mid_conversation_system,
+        default_thinking=rules.default_thinking,
     )
     for key, info in MODELS.items()
+    for rules in (rules_of(key),)
 }
 
 # Short aliases people type (the CLI's --model accepts them).
@@ -166,16 +147,11 @@ UNKNOWN = ModelInfo(
 _BY_LENGTH = sorted(MODELS, key=len, reverse=True)
 
 
-def _normalize(name: str) -> str:
-    lowered = name.strip().lower()
-    for prefix in ("anthropic/", "anthropic:", "anthropic."):
-        lowered = lowered.removeprefix(prefix)
-    return lowered.split("[", 1)[0]
-
-
 def get_model_info(name: str) -> ModelInfo:
-    """Limits and prices for `name` (alias, dated id, `[1m]` suffix); unknown → `known=False`."""
-    key = _normalize(name)
+    """Limits and prices for `name` (alias, dated id, `[1m]` suffix, a cloud platform's
+    spelling). A model the table does not list gets `known=False` and conservative limits;
+    an unlisted Claude model's request rules follow its family and version."""
+    key = canonical_id(name)
     key = ALIASES.get(key, key)
     if key in MODELS:
         return MODELS[key]
@@ -190,7 +166,16 @@ def get_model_info(name: str) -> ModelInfo:
                 return MODELS[candidate]
         if key == candidate + "-latest":
             return MODELS[candidate]
-    return replace(UNKNOWN, id=name)
+    rules = infer_rules(key)
+    if rules is None:
+        return replace(UNKNOWN, id=name)
+    return replace(
+        UNKNOWN,
+        id=name,
+        prefill=rules.prefill,
+        mid_conversation_system=rules.mid_conversation_system,
+        default_thinking=rules.default_thinking,
+    )
 
 
 def cost_usd(usage: Usage, model: str) -> float:
