@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msg_strategies import TOOLS, event, internal_arrays
@@ -16,6 +17,7 @@ from queryloop.messages import (
     AttachmentMessage,
     Message,
     TextBlock,
+    ThinkingType,
     TombstoneMessage,
     ToolResultBlock,
     ToolUseBlock,
@@ -23,6 +25,8 @@ from queryloop.messages import (
     normalize_messages_for_api,
 )
 from queryloop.messages.incremental import IncrementalNormalizer
+
+THINKING_CHOICES = [ThinkingType.DISABLED] * 3 + [ThinkingType.ADAPTIVE, ThinkingType.ENABLED]
 
 
 def _dump(value: Any) -> str:
@@ -74,7 +78,8 @@ def sessions(draw: st.DrawFn) -> list[tuple[str, Any]]:
             ops.append(("append", [TombstoneMessage(target_uuid=target, uuid=f"t{index}")]))
         else:
             ops.append(("replace", draw(st.integers(0, 6))))
-        ops.append(("thinking", draw(st.sampled_from([False, False, False, True]))))
+        ops.append(("thinking", draw(st.sampled_from(THINKING_CHOICES))))
+        ops.append(("prefill", draw(st.booleans())))
         index += 1
     return ops
 
@@ -106,14 +111,17 @@ def test_incremental_equals_full_normalization(start: list[Message], ops: list[A
     normalizer = IncrementalNormalizer()
     current = list(start)
     earlier: list[tuple[list[Any], str]] = []
-    thinking = False
+    thinking = ThinkingType.DISABLED
+    prefill = True
     for op in ops:
         if op[0] == "thinking":
             thinking = op[1]
+        elif op[0] == "prefill":
+            prefill = op[1]
         else:
             current = _apply(current, op)
-        got = normalizer.normalize(current, TOOLS, thinking_enabled=thinking)
-        want = normalize_messages_for_api(current, TOOLS, thinking_enabled=thinking)
+        got = normalizer.normalize(current, TOOLS, thinking=thinking, prefill=prefill)
+        want = normalize_messages_for_api(current, TOOLS, thinking=thinking, prefill=prefill)
         assert _dump(got) == _dump(want)
         earlier.append((got, _dump(got)))
     # Later calls never modify what earlier calls returned (the prefix dicts are shared).
@@ -139,23 +147,25 @@ def test_incremental_equals_full_on_plain_loop_appends(
         assert _dump(got) == _dump(want)
 
 
-def test_loop_appends_normalize_only_the_new_messages() -> None:
+@pytest.mark.parametrize("thinking", [ThinkingType.DISABLED, ThinkingType.ADAPTIVE])
+def test_loop_appends_normalize_only_the_new_messages(thinking: ThinkingType) -> None:
+    """Also with adaptive thinking, the default of the newest models (issue 25.14)."""
     normalizer = IncrementalNormalizer()
     current: list[Message] = [UserMessage(content="go", uuid="go", timestamp="t")]
     for index in range(400):
         current = [*current, *loop_step(index)]
-    normalizer.normalize(current, TOOLS, thinking_enabled=False)
+    normalizer.normalize(current, TOOLS, thinking=thinking)
     before = normalizer.messages_normalized
     for index in range(400, 420):
         current = [*current, *loop_step(index)]
-        got = normalizer.normalize(current, TOOLS, thinking_enabled=False)
-        assert got == normalize_messages_for_api(current, TOOLS, thinking_enabled=False)
+        got = normalizer.normalize(current, TOOLS, thinking=thinking)
+        assert got == normalize_messages_for_api(current, TOOLS, thinking=thinking)
     # 20 iterations over a 1200-message history: each normalizes a few recent messages.
     assert normalizer.full_runs == 0
     assert normalizer.messages_normalized - before <= 20 * 12
 
 
-def test_thinking_and_replacements_fall_back_to_full_runs() -> None:
+def test_extended_thinking_and_replacements_fall_back_to_full_runs() -> None:
     normalizer = IncrementalNormalizer()
     current: list[Message] = [UserMessage(content="go", uuid="go", timestamp="t")]
     for index in range(5):

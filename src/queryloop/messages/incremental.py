@@ -7,7 +7,9 @@ normalized as ``checkpoint.output + normalize_tail(cur[j:])``, which costs O(new
 plus an identity scan of the prefix.
 
 Why that equals `normalize_messages_for_api(cur)` (docs/messages.md has the long form) —
-the checkpoint is only placed at a *safe split* j, with thinking off, where:
+the checkpoint is only placed at a *safe split* j, with thinking off or adaptive (every
+thinking pass then treats each message alone; extended thinking's final-turn rule looks
+back across the tool loop, so `enabled` always runs in full), where:
 
 * ``cur[j]`` is a kept assistant message (not virtual, not an API error) with a tool_use
   or a non-blank text block, so it survives every pass and starts the tail's output; it is
@@ -48,7 +50,8 @@ _MERGE = _NAMES.index("merge_messages")
 _PAIRING = _NAMES.index("pair_tool_results")
 _TO_DRAFTS = PASSES[:_MERGE]
 _BEFORE_PAIRING = PASSES[_MERGE:_PAIRING]
-_FROM_PAIRING = tuple(p for p in PASSES[_PAIRING:] if p[0] != "check_invariants")
+_PAIR = PASSES[_PAIRING : _PAIRING + 1]
+_AFTER_PAIRING = tuple(p for p in PASSES[_PAIRING + 1 :] if p[0] != "check_invariants")
 
 
 @dataclass(slots=True)
@@ -107,13 +110,13 @@ class IncrementalNormalizer:
         """Same contract and result as `normalize_messages_for_api(messages, tools, ...)`."""
         ctx = make_context(tools, thinking, thinking_enabled, prefill)
         current = list(messages)
-        if not ctx.thinking.on:
+        if ctx.thinking is not ThinkingType.ENABLED:
             result = self._incremental(current, ctx)
             if result is not None:
                 return result
-        # Thinking on (the final-turn rules look back across turns) or no safe split. The
-        # checkpoint stays: a one-off different array (a context-size probe) does not cost
-        # the session's next request a full run.
+        # Extended thinking (its final-turn rule looks back across the tool loop, which may
+        # reach into the prefix) or no safe split. The checkpoint stays: a one-off different
+        # array (a context-size probe) does not cost the session's next request a full run.
         self.full_runs += 1
         self.messages_normalized += len(current)
         output: list[ApiMessage] = run_passes(current, ctx, PASSES)
@@ -145,8 +148,13 @@ class IncrementalNormalizer:
         last_draft_user = bool(drafts) and drafts[-1][0] == "user"
         merged = run_passes(drafts, ctx, _BEFORE_PAIRING)
         use_ids, result_ids = _tool_ids(merged)
-        output = run_passes(merged, ctx, _FROM_PAIRING)
-        ends = last_draft_user and bool(output) and output[-1]["role"] == "user"
+        paired = run_passes(merged, ctx, _PAIR)
+        # Judged right after pairing: later passes may still drop a final assistant message
+        # that pairing left holding only thinking (in the full array it would join the next
+        # one), and ensure_alternation's "Continue." after a final assistant message
+        # (thinking on, or no prefill) is not the user ending the prefix.
+        ends = last_draft_user and bool(paired) and paired[-1]["role"] == "user"
+        output = run_passes(paired, ctx, _AFTER_PAIRING)
         return _Run(output, use_ids, result_ids, ends)
 
     def _fresh_checkpoint(
