@@ -93,6 +93,7 @@ def test_models_that_think_by_default_say_so() -> None:
         ("claude-opus-4-6@20260205", "claude-opus-4-6"),
         ("claude-haiku-4-5@20251001", "claude-haiku-4-5"),
         ("eu.anthropic.claude-fable-5-1", "claude-fable-5-1"),
+        ("anthropic/claude-opus-4.6", "claude-opus-4-6"),
     ],
 )
 def test_cloud_platform_ids_find_their_model(name: str, key: str) -> None:

@@ -6,7 +6,8 @@ The table (`RULES`) covers the models `models.MODELS` lists. A Claude model it d
 "Prefilling is not supported on Claude 4.6 and later models and Claude Mythos Preview"
 (Using the Messages API), and the newest models think by default ("on the newest it is on
 by default", Troubleshooting thinking). `canonical_id` reads the spellings of the cloud
-platforms (Bedrock's `[region.]anthropic.<id>[-v1][:0]`, Vertex's `<id>@<date>`).
+platforms (Bedrock's `[region.]anthropic.<id>[-v1][:0]`, Vertex's `<id>@<date>`) and dotted
+versions (`anthropic/claude-opus-4.6`).
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ def canonical_id(name: str) -> str:
         key = key.removeprefix(prefix)
     key = _REGION.sub("", key)
     key = key.split("[", 1)[0]
-    return _PLATFORM_SUFFIX.sub("", key)
+    # OpenRouter-style dotted versions: "claude-opus-4.6" is "claude-opus-4-6".
+    return _PLATFORM_SUFFIX.sub("", key).replace(".", "-")
 
 
 def rules_of(key: str) -> RequestRules:
