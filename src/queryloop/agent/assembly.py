@@ -42,12 +42,13 @@ from ..session import (
     queryloop_home,
     session_path,
 )
+from ..session.files import snapshots_of
 from ..session.live import model_table_price
 from ..session.timing import TimingRecorder
 from ..skills.commands import skill_read_dirs, skill_tools
 from ..skills.loader import SkillSet, load_skills
 from ..tools import builtin_tools
-from ..tools.base import Tool, ToolContext
+from ..tools.base import FileReadRecord, Tool, ToolContext
 from ..tools.builtin import selected_builtin_names
 from ..tools.builtin.tool_search import ToolSearchTool
 from ..tools.deferred import is_mcp_tool
@@ -123,8 +124,9 @@ async def assemble(
         notify=notices.add,
     )  # fmt: skip
     tool_context = build_tool_context(
-        options, workspace, session_dir, skills, timing, tasks, subagents.host, sandbox
-    )
+        options, workspace, session_dir, skills, timing, tasks, subagents.host, sandbox,
+        read_files=session.read_files,
+    )  # fmt: skip
     checkpoints = build_checkpoints(tool_context)
     main = build_thread(
         thread_options,
@@ -261,12 +263,18 @@ def build_tool_context(
     tasks: TaskManager,
     subagents: SubagentHost,
     sandbox: Sandbox | None = None,
+    *,
+    read_files: dict[str, FileReadRecord] | None = None,
 ) -> ToolContext:
     """The main thread's tool state: the folders it may read (the session folder holds
     spilled tool results the model is told to Read back; skills' folders), the env, the
     timing observer, the session's background tasks, the host its subagents start from and
-    the Bash sandbox."""
+    the Bash sandbox. `read_files` is the session's record of the files the agent has seen
+    (`Session.read_files`, restored on resume); the context shares that dict."""
+    seen = read_files if read_files is not None else {}
     return ToolContext(
+        read_files=seen,
+        file_snapshots=snapshots_of(seen),
         tasks=tasks,
         subagents=subagents,
         sandbox=sandbox,

@@ -88,6 +88,7 @@ class Agent:
     ) -> Agent:
         """Continue a stored session (an id, an id prefix, or a transcript path)."""
         from ..session import find_session, load_transcript
+        from ..session.files import restore_read_state
 
         wanted = make_options(model, options)
         path = Path(session)
@@ -102,6 +103,8 @@ class Agent:
             totals=SessionTotals(
                 loaded.usage, loaded.cost_usd, loaded.requests, loaded.turns, loaded.prompts
             ),
+            # What the agent had seen of files, where they are unchanged (session.files).
+            read_files=restore_read_state(loaded.read_files),
         )
         agent._resume = loaded
         return agent

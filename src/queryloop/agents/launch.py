@@ -28,7 +28,10 @@ async def launch(
     outcome = run.outcome
     assert outcome is not None
     yield ToolResult(
-        content=outcome.tool_result_text(), is_error=outcome.is_error, data=_data(outcome)
+        content=outcome.tool_result_text(),
+        is_error=outcome.is_error,
+        data=_data(outcome),
+        new_messages=outcome.denials,  # the parent's record of what was refused
     )
 
 

@@ -36,7 +36,14 @@ from ..messages.constructors import (
     tool_uses_of,
     user_message,
 )
-from ..messages.types import AssistantMessage, Message, UserMessage
+from ..messages.types import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    SystemSubtype,
+    UserMessage,
+    new_uuid,
+)
 from ..messages.usage import Usage
 from ..providers.base import MessageComplete
 from ..providers.models import ALIASES, cost_usd, get_model_info
@@ -74,6 +81,10 @@ class SubagentOutcome:
     tool_uses: int = 0
     duration_s: float = 0.0
     transcript_path: Path | None = None
+    denials: tuple[Message, ...] = ()
+    """The subagent's refused calls (`permission_denied` records, tagged with its
+    `agent_id`): the Agent tool passes them on, so the parent's `RunResult.denials` and
+    print mode's `permission_denials` include them."""
 
     def tool_result_text(self) -> str:
         """What the parent model reads: the answer (never the transcript) and how to resume."""
@@ -245,6 +256,7 @@ class SubagentRun:
         self._cost = 0.0
         self._responses = 0
         self._tool_uses = 0
+        self._denials: list[Message] = []
 
     # ---- building the child ------------------------------------------------------------
 
@@ -362,10 +374,21 @@ class SubagentRun:
             self._persist(event.message)
             if isinstance(event.message, AssistantMessage):
                 self._tool_uses += len(tool_uses_of(event.message))
+            self._note_denial(event.message)
             return progress_item(self, event.message)
         if isinstance(event, StreamDelta) and isinstance(event.event, MessageComplete):
             self._record_usage(event.event.response.usage, event.event.response.model)
         return None
+
+    def _note_denial(self, message: Message) -> None:
+        """Keep a copy of a refusal for the parent (a fresh uuid: the parent's transcript
+        gets its own record; `agent_id` says whose call it was)."""
+        if (
+            isinstance(message, SystemMessage)
+            and message.subtype is SystemSubtype.PERMISSION_DENIED
+        ):
+            metadata = {**message.metadata, "agent_id": self.agent_id}
+            self._denials.append(dataclasses.replace(message, uuid=new_uuid(), metadata=metadata))
 
     def _persist(self, message: Message) -> None:
         if self.transcript is not None:
@@ -405,6 +428,7 @@ class SubagentRun:
             tool_uses=self._tool_uses,
             duration_s=time.monotonic() - started,
             transcript_path=self.transcript.path if self.transcript else None,
+            denials=tuple(self._denials),
         )
 
     def _meta(self) -> dict[str, Any]:

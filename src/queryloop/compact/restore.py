@@ -225,14 +225,24 @@ def todo_attachment(messages: Sequence[Message], ctx: RestoreContext) -> Message
 
 def preserved_tail(messages: Sequence[Message], budget_tokens: int) -> list[Message]:
     """Copies of the most recent complete rounds that fit `budget_tokens` (fresh uuids, no
-    usage, so token accounting restarts from the new history)."""
+    usage, so token accounting restarts from the new history).
+
+    A message held twice (the same uuid: a retried append, a caller's history) is kept once,
+    at its first place: fresh uuids would otherwise turn the two into two distinct messages
+    the session and its transcript keep for good."""
     starts = [s for s in round_starts(messages) if s >= head_end(messages)]
     chosen = len(messages)
     for start in reversed(starts):
         if estimate_tokens(messages[start:]) > budget_tokens:
             break
         chosen = start
-    return [_fresh_copy(m) for m in messages[chosen:]]
+    seen: set[str] = set()
+    tail: list[Message] = []
+    for message in messages[chosen:]:
+        if message.uuid not in seen:
+            seen.add(message.uuid)
+            tail.append(_fresh_copy(message))
+    return tail
 
 
 def _fresh_copy(message: Message) -> Message:

@@ -35,6 +35,7 @@ from ..messages.interruption import MAY_HAVE_RUN, Interruption
 from ..messages.types import (
     AssistantMessage,
     Message,
+    ProgressMessage,
     TombstoneMessage,
     UserMessage,
     new_uuid,
@@ -88,7 +89,7 @@ async def resume_interrupted_calls(
     interrupted = [u for u in uses if _to_redo(u, results, tools)]
     if not interrupted:
         return ResumedCalls(array)
-    answers: dict[str, Message] = {}
+    answers: dict[str, list[Message]] = {}
     for use in interrupted:
         answers[use.id] = await _answer(use, tools, ctx, permission, hooks)
     return _appended(array, interrupted, results, answers, tools)
@@ -138,13 +139,18 @@ async def _answer(
     ctx: ToolContext,
     permission: PermissionChecker | None,
     hooks: ToolHooks | None,
-) -> Message:
+) -> list[Message]:
+    """The call's result and what came with it: a re-run that was refused keeps its
+    `permission_denied` record (`RunResult.denials`), a hook's context its attachment."""
     if not can_rerun(find_tool(tools, use.name)):
-        return tool_result_message(use.id, MAY_HAVE_RUN, is_error=True)
+        return [tool_result_message(use.id, MAY_HAVE_RUN, is_error=True)]
+    messages: list[Message] = []
     async for message in run_tool_call(use, tools, ctx, permission=permission, hooks=hooks):
-        if isinstance(message, UserMessage) and _answers(message, use.id):
-            return message
-    return tool_result_message(use.id, MAY_HAVE_RUN, is_error=True)
+        if not isinstance(message, ProgressMessage):
+            messages.append(message)
+    if not any(isinstance(m, UserMessage) and _answers(m, use.id) for m in messages):
+        messages.insert(0, tool_result_message(use.id, MAY_HAVE_RUN, is_error=True))
+    return messages
 
 
 def _answers(message: UserMessage, tool_use_id: str) -> bool:
@@ -157,7 +163,7 @@ def _appended(
     array: list[Message],
     interrupted: list[ToolUseBlock],
     results: dict[str, tuple[UserMessage, ToolResultBlock]],
-    answers: dict[str, Message],
+    answers: dict[str, list[Message]],
     tools: Sequence[Tool],
 ) -> ResumedCalls:
     """Void the placeholder messages and append the answers (tool_results are moved in front
@@ -170,7 +176,8 @@ def _appended(
         kept = _without_results(holder, ids)
         if kept is not None:
             appended.append(kept)
-    appended.extend(answers[u.id] for u in interrupted)
+    for use in interrupted:
+        appended.extend(answers[use.id])
     out = [m for m in array if m.uuid not in holders]
     out.extend(m for m in appended if not isinstance(m, TombstoneMessage))
     rerun = tuple(u.id for u in interrupted if can_rerun(find_tool(tools, u.name)))

@@ -34,7 +34,8 @@ from typing import Any, Protocol
 
 from ..abort import AbortSignal
 from ..loop.events import CompactionEvent, LoopEvent, MessageDraft, MessageEvent, TerminalEvent
-from ..messages.types import Message, ProgressMessage, TombstoneMessage, new_uuid
+from ..messages.blocks import ToolResultBlock
+from ..messages.types import Message, ProgressMessage, TombstoneMessage, UserMessage, new_uuid
 from ..messages.usage import Usage, estimate_streamed_tokens
 from ..providers.base import (
     InputJsonDelta,
@@ -46,6 +47,8 @@ from ..providers.base import (
     TextDelta,
     ThinkingDelta,
 )
+from ..tools.base import FileReadRecord
+from .files import SeenFile, changed_entries, files_record
 from .transcript import Transcript
 
 Pricing = Callable[[Usage, str], float]
@@ -136,8 +139,15 @@ class Session:
         transcript: Transcript | None = None,
         totals: SessionTotals | None = None,
         price: Pricing = model_table_price,
+        read_files: dict[str, FileReadRecord] | None = None,
     ) -> None:
         self.session_id = session_id
+        self.read_files: dict[str, FileReadRecord] = read_files if read_files is not None else {}
+        """What the agent has seen of files (`session.files`): the main thread's tool
+        context holds this dict, and its changes are written after each tool result."""
+        self._files_written: dict[str, SeenFile] = {
+            path: SeenFile.of(r) for path, r in self.read_files.items()
+        }
         self._messages: list[Message] = [m for m in messages if _kept(m)]
         self._transcript = transcript
         self._price = price
@@ -181,6 +191,8 @@ class Session:
         """A message was created: write it, and add it to the array (in its draft's place
         when one was applied)."""
         self._write(message)
+        if _holds_tool_results(message):
+            self._write_read_state()
         if isinstance(message, TombstoneMessage):
             self._drafts.discard(message.target_uuid)
             self._messages = [m for m in self._messages if m.uuid != message.target_uuid]
@@ -237,6 +249,7 @@ class Session:
         self._transcript = transcript
         self._messages = []
         self._drafts = set()
+        self._files_written = {}  # the new transcript starts without them
         self.usage = Usage()
         self.cost_usd = 0.0
         self.requests = self.turns = self.prompts = 0
@@ -315,6 +328,22 @@ class Session:
     def _write(self, message: Message) -> None:
         if self._transcript is not None:
             self._transcript.append(message)
+
+    def _write_read_state(self) -> None:
+        """A `files` record with the read-state entries that changed (`session.files`)."""
+        changed = changed_entries(self.read_files, self._files_written)
+        if not changed or self._transcript is None:
+            return
+        self._transcript.append_record(files_record(self.session_id, changed))
+        self._files_written.update(changed)
+
+
+def _holds_tool_results(message: Message) -> bool:
+    return (
+        isinstance(message, UserMessage)
+        and not isinstance(message.content, str)
+        and any(isinstance(b, ToolResultBlock) for b in message.content)
+    )
 
 
 def _kept(message: Message) -> bool:

@@ -38,6 +38,7 @@ from ..messages.types import (
     UserMessage,
 )
 from ..messages.usage import Usage
+from .files import FILES_RECORD, SeenFile, read_entries
 from .store import SessionNotFoundError
 from .transcript import TIMING_RECORD, Transcript
 
@@ -71,6 +72,9 @@ class LoadedSession:
     """Turns of every prompt so far (docs/loop.md, "Turns")."""
     prompts: int = 0
     """Prompts that ran to their end (`result` records)."""
+    read_files: dict[str, SeenFile] = field(default_factory=dict)
+    """The latest recorded read state per path (`files` records, see `session.files`);
+    `restore_read_state` keeps the entries of files unchanged on disk."""
 
     def open_transcript(self, *, fsync: bool = True) -> Transcript:
         """A writer that continues this transcript, chaining parents from `last_uuid`."""
@@ -105,6 +109,7 @@ class _Reader:
     prompts: int = 0
     unknown: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0
+    read_files: dict[str, SeenFile] = field(default_factory=dict)
     drafts: dict[str, int] = field(default_factory=dict)
     """uuid -> index in `entries` of a draft no later record has superseded yet."""
 
@@ -125,6 +130,8 @@ class _Reader:
         elif kind == "result":
             self.prompts += 1
             self.turns += int(record.get("turns") or 0)
+        elif kind == FILES_RECORD:
+            self.read_files.update(read_entries(record))
         elif kind == TIMING_RECORD:
             pass  # for the session report (queryloop.report); nothing to restore
         else:
@@ -301,6 +308,7 @@ def load_transcript(path: Path | str, *, repair: bool = True) -> LoadedSession:
         prompts=reader.prompts,
         repaired=tuple(m for _, m in inserted),
         last_uuid=last_uuid,
+        read_files=reader.read_files,
     )
 
 
