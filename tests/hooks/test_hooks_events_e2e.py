@@ -299,3 +299,23 @@ async def test_instructions_loaded_for_a_nested_memory_file(tmp_path: Path, home
     [m] = events(log)
     assert m["file_path"] == str((tmp_path / "pkg/QUERYLOOP.md").resolve())
     assert m["load_reason"] == "nested_traversal" and m["memory_type"] == "Project"
+
+
+async def test_clear_ends_the_session_and_starts_the_next(tmp_path: Path, home: Path) -> None:
+    log = tmp_path / "sessions.jsonl"
+    hooks = {"SessionStart": [recorder(log)], "SessionEnd": [recorder(log)]}
+    a = agent(tmp_path, home, [turn(text("hi")), turn(text("fresh"))], hooks)
+    await a.run("one")
+    first = a.session_id
+    await a.aclear()
+    await a.run("two")
+    await a.aclose()
+    seen = [(e["hook_event_name"], e.get("source") or e.get("reason"), e["session_id"])
+            for e in events(log)]  # fmt: skip
+    assert seen == [
+        ("SessionStart", "startup", first),
+        ("SessionEnd", "clear", first),
+        ("SessionStart", "clear", a.session_id),
+        ("SessionEnd", "other", a.session_id),
+    ]
+    assert a.session_id != first

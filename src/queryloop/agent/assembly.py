@@ -112,7 +112,7 @@ async def assemble(
         exit_stack.push_async_callback(sandbox.aclose)
     tools = build_tools(options, mcp, workspace, skills, compact_config.context_window)
     permission_context = build_permission_context(options, workspace)
-    hooks = build_hooks(options, workspace, session, transcript, permission_context, notices, model)
+    hooks = build_hooks(options, workspace, session, permission_context, notices, model)
     permission = build_permission(options, permission_context, hooks)
     session_context = SessionContext(options.cwd, user_home=home)
     limits = build_output_limits(options, model.info)
@@ -381,7 +381,6 @@ def build_hooks(
     options: AgentOptions,
     workspace: Workspace,
     session: Session,
-    transcript: Transcript | None,
     permission: PermissionContext,
     notices: Notices,
     model: ModelChoice,
@@ -396,8 +395,8 @@ def build_hooks(
     return HookRunner(
         config,
         cwd=options.cwd,
-        session_id=session.session_id,
-        transcript_path=transcript.path if transcript else None,
+        session_id=lambda: session.session_id,  # a new one after /clear
+        transcript_path=lambda: session.transcript.path if session.transcript else None,
         env=workspace.settings.env,
         permission_mode=lambda: permission.mode.value,  # the REPL may switch modes
         on_warning=notices.hook_warning,

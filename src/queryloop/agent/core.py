@@ -400,6 +400,18 @@ class Agent:
         else:
             self.session.clear(new_session_id(), None)
 
+    async def aclear(self) -> None:
+        """`clear()` with Claude Code's hooks around it (the CLI's /clear): SessionEnd
+        (reason `clear`) for the conversation that ends, then SessionStart (source `clear`)
+        for the new one, whose context opens it."""
+        runtime = self._runtime
+        if runtime is None:
+            self.clear()
+            return
+        await runtime.hooks.session_end("clear")
+        self.clear()
+        await runtime.on_session_start("clear")
+
     async def notification(
         self, message: str, notification_type: str, title: str | None = None
     ) -> None:

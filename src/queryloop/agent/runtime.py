@@ -195,11 +195,12 @@ class Runtime:
 
     # ---- prompts ------------------------------------------------------------------------
 
-    async def on_session_start(self) -> None:
-        """Run SessionStart hooks (once, when the Agent starts the session); their context
-        becomes a meta message."""
+    async def on_session_start(self, source: str | None = None) -> None:
+        """Run SessionStart hooks (when the Agent starts the session, `startup` or `resume`;
+        after /clear, `clear`); their context becomes a meta message."""
         resumed = bool(self.session.messages)
-        outcome = await self.hooks.session_start("resume" if resumed else "startup", self.model)
+        source = source or ("resume" if resumed else "startup")
+        outcome = await self.hooks.session_start(source, self.model)
         if self.hooks.has_hooks(HookEvent.INSTRUCTIONS_LOADED):
             found = discover_memory_files(self.options.cwd, user_home=self.home)
             await memory_loaded(self.hooks, [(m.path, m.level) for m in found], "session_start")

@@ -89,7 +89,7 @@ def _escape(text: str) -> str:
 
 
 async def _clear(repl: Repl, _: str) -> bool:
-    repl.agent.clear()
+    await repl.agent.aclear()  # SessionEnd / SessionStart hooks around the switch
     repl.console.print("[dim]Started a fresh conversation (new session).[/]")
     return True
 

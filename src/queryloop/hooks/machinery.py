@@ -56,8 +56,8 @@ class HookMachinery:
     `on_warning` receives each `HookWarning` as it happens (the CLI prints it); they are also
     kept in `warnings` and logged. `on_status` receives a `HookStatus` when a hook with a
     `statusMessage` starts and when it ends (the CLI shows it as its spinner's text).
-    `ask_model` answers prompt hooks; `permission_mode` may be a callable (the mode can
-    change during a session).
+    `ask_model` answers prompt hooks; `session_id`, `transcript_path` and `permission_mode`
+    may be callables (/clear starts a new session; the REPL may switch modes).
     """
 
     def __init__(
@@ -65,8 +65,8 @@ class HookMachinery:
         config: HooksConfig,
         *,
         cwd: Path,
-        session_id: str,
-        transcript_path: Path | str | None = None,
+        session_id: str | Callable[[], str],
+        transcript_path: Path | str | Callable[[], Path | str | None] | None = None,
         env: Mapping[str, str] | None = None,
         permission_mode: str | Callable[[], str] = "default",
         on_warning: Callable[[HookWarning], None] | None = None,
@@ -75,8 +75,8 @@ class HookMachinery:
     ) -> None:
         self.config = config
         self.cwd = cwd
-        self.session_id = session_id
-        self.transcript_path = str(transcript_path or "")
+        self._session_id = session_id
+        self._transcript_path = transcript_path
         self._mode = permission_mode
         self.on_warning = on_warning
         self.on_status = on_status
@@ -92,6 +92,17 @@ class HookMachinery:
             "QUERYLOOP_PROJECT_DIR": project,
             "CLAUDE_PROJECT_DIR": project,
         }
+
+    @property
+    def session_id(self) -> str:
+        """The session hooks are told of (a callable follows /clear's new session)."""
+        return self._session_id() if callable(self._session_id) else self._session_id
+
+    @property
+    def transcript_path(self) -> str:
+        """The session's transcript path ("" when not persisted)."""
+        path = self._transcript_path() if callable(self._transcript_path) else self._transcript_path
+        return str(path or "")
 
     @property
     def permission_mode(self) -> str:
