@@ -264,6 +264,7 @@ async def test_pre_tool_use_blocks_the_agent_tool(tmp_path: Path, home: Path) ->
 
 async def test_pre_tool_use_blocks_a_subagents_own_tool_call(tmp_path: Path, home: Path) -> None:
     (tmp_path / "secret.txt").write_text("TOPSECRET\n")
+    log = tmp_path / "pre.jsonl"
     block = CommandHook(
         "grep -q secret && { echo 'secret files are off limits' >&2; exit 2; }; exit 0"
     )
@@ -277,11 +278,13 @@ async def test_pre_tool_use_blocks_a_subagents_own_tool_call(tmp_path: Path, hom
     a = Agent(
         "claude-sonnet-5-5", provider=provider, cwd=tmp_path, home=home,
         permission_mode="bypassPermissions",
-        hooks={"PreToolUse": [HookMatcher("Read", [block])]},
+        hooks={"PreToolUse": [HookMatcher("Read", [block, recorder(log)])]},
     )  # fmt: skip
     result = await a.run("delegate")
     await a.aclose()
     assert result.terminal is Terminal.COMPLETED
+    [read] = events(log)
+    assert read["agent_id"]  # the subagent's call says whose it is
     subagent_next = json.dumps(provider.requests[2].messages)
     assert "secret files are off limits" in subagent_next and "TOPSECRET" not in subagent_next
 

@@ -35,7 +35,7 @@ class ToolEvents(HookMachinery):
             "tool_name": tool_name,
             "tool_input": dict(input),
             "tool_use_id": tool_use_id,
-            "cwd": str(ctx.cwd),
+            **_thread(ctx),
         }
         merged = await self.run_event(
             HookEvent.PRE_TOOL_USE, tool_name, fields, tool=ToolCall(tool_name, input, ctx.cwd)
@@ -61,7 +61,7 @@ class ToolEvents(HookMachinery):
             "tool_input": dict(input),
             "tool_response": tool_response(result),
             "tool_use_id": tool_use_id,
-            "cwd": str(ctx.cwd),
+            **_thread(ctx),
         }
         merged = await self.run_event(
             HookEvent.POST_TOOL_USE, tool_name, fields, tool=ToolCall(tool_name, input, ctx.cwd)
@@ -94,7 +94,7 @@ class ToolEvents(HookMachinery):
             "tool_use_id": tool_use_id,
             "error": error,
             "is_interrupt": is_interrupt,
-            "cwd": str(ctx.cwd),
+            **_thread(ctx),
         }
         if duration_ms is not None:
             fields["duration_ms"] = duration_ms
@@ -202,6 +202,14 @@ class ToolEvents(HookMachinery):
                 merged = await self.run_event(HookEvent.TASK_COMPLETED, None, fields)
                 refusals.extend(merged.blocks())
         return joined(refusals) or None
+
+
+def _thread(ctx: ToolContext) -> dict[str, Any]:
+    """The calling thread's folder, and `agent_id` when a subagent makes the call."""
+    fields: dict[str, Any] = {"cwd": str(ctx.cwd)}
+    if ctx.agent_id:
+        fields["agent_id"] = ctx.agent_id
+    return fields
 
 
 def _todo_key(todo: Mapping[str, Any], index: int) -> str:
