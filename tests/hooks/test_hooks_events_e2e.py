@@ -322,3 +322,26 @@ async def test_clear_ends_the_session_and_starts_the_next(tmp_path: Path, home: 
         ("SessionEnd", "other", a.session_id),
     ]
     assert a.session_id != first
+
+
+async def test_pre_compact_exit_2_skips_an_automatic_compaction(tmp_path: Path, home: Path) -> None:
+    from queryloop.messages import assistant_message, user_message
+
+    log = tmp_path / "compact.jsonl"
+    history = [user_message("Task: count the sheep.")]
+    for i in range(12):
+        history.append(assistant_message(f"Counted batch {i}: " + "sheep " * 400))
+        history.append(user_message(f"next batch {i}"))
+    provider = ScriptedProvider([turn(text("Still counting."))])
+    block = recorder(log, "echo 'not now' >&2; exit 2")
+    a = Agent(
+        "claude-sonnet-5-5", provider=provider, cwd=tmp_path, home=home, history=history,
+        hooks={"PreCompact": [HookMatcher("auto", [block])]},
+        autocompact_threshold=3_000, context_collapse=False,
+    )  # fmt: skip
+    result = await a.run("keep going")
+    await a.aclose()
+    assert [e["trigger"] for e in events(log)] == ["auto"]
+    assert result.terminal is Terminal.COMPLETED
+    assert len(provider.requests) == 1  # no summary was asked for: the history went as it was
+    assert "batch 0" in json.dumps(provider.requests[0].messages)

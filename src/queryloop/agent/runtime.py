@@ -15,7 +15,7 @@ from ..agents.thread import ToolSet
 from ..agents.wiring import interrupted_subagent_notes
 from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..compact import CompactionPipeline
-from ..compact.autocompact import CompactionResult, Summarize
+from ..compact.autocompact import CompactionError, CompactionResult, Summarize
 from ..compact.tokens import last_usage_index
 from ..config.memory import discover_memory_files
 from ..context import RequestBuilder
@@ -43,9 +43,10 @@ if TYPE_CHECKING:
 
 
 class HookedSummarizer:
-    """Runs PreCompact hooks before an automatic compaction's summary; a manual /compact
-    (inside `manual()`) runs them itself, with its instructions. Hook output extends the
-    summary instructions."""
+    """Runs PreCompact hooks before an automatic compaction's summary (a block skips it, as
+    a failed compaction); a manual /compact (inside `manual()`) runs them itself, with its
+    instructions. Hook output extends the summary instructions; PostCompact hooks get the
+    summary."""
 
     def __init__(self, inner: Summarize, hooks: HookRunner) -> None:
         self.inner = inner
@@ -64,6 +65,8 @@ class HookedSummarizer:
     async def __call__(self, messages: Sequence[Message], instruction: str) -> str:
         if not self._manual:
             outcome = await self.hooks.pre_compact("auto")
+            if outcome.blocked:  # Claude Code skips it; a reactive one lets the error surface
+                raise CompactionError(f"a PreCompact hook blocked the compaction: {outcome.reason}")
             if outcome.additional_context:
                 instruction = f"{instruction}\n\n{outcome.additional_context}"
         summary = await self.inner(messages, instruction)
