@@ -96,6 +96,8 @@ class ParsedLine:
     assignments: tuple[tuple[str, Word], ...] = ()
     """Every `NAME=value` of the line with its value: prefixes, `export`/`declare`/`local`
     arguments and plain assignments (for the variables that make programs run code)."""
+    write_targets: tuple[Word, ...] = ()
+    """The redirection targets written to (`>`, `>>`, `>|`, `&>`, `<>`; not `<`)."""
 
 
 @lru_cache(maxsize=1)
@@ -121,7 +123,12 @@ def parse_line(command: str) -> ParsedLine:
     error = "the command could not be parsed" if failed else None
     hazards = tuple(dict.fromkeys(walker.hazards + (["unparsable"] if error else [])))
     return ParsedLine(
-        tuple(walker.commands), tuple(walker.targets), hazards, error, tuple(walker.assignments)
+        tuple(walker.commands),
+        tuple(walker.targets),
+        hazards,
+        error,
+        tuple(walker.assignments),
+        tuple(walker.writes),
     )
 
 
@@ -131,6 +138,7 @@ class _Walker:
     def __init__(self) -> None:
         self.commands: list[SimpleCommand] = []
         self.targets: list[Word] = []
+        self.writes: list[Word] = []
         self.hazards: list[str] = []
         self.assignments: list[tuple[str, Word]] = []
         self._extra_args: dict[int, list[Node]] = {}
@@ -218,6 +226,8 @@ class _Walker:
             duplicate = operator in (">&", "<&") and (target.value or "").rstrip("-").isdigit()
             if not duplicate and target.value not in _SAFE_TARGETS:
                 self.targets.append(target)
+                if operator not in ("<", "<&"):
+                    self.writes.append(target)
                 self.hazards.append("redirection")
         return targets[1:]
 

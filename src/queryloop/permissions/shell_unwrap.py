@@ -90,6 +90,8 @@ class ShellAnalysis:
     foreign: tuple[Run, ...] = field(default=())
     """Inline code of other languages (`perl -e`, `python3 -c`, awk programs, …), kept for
     the deny rules' word check (`shell_match`); see `shell_inline`."""
+    redirect_writes: tuple[Word, ...] = field(default=())
+    """Redirection targets written to (`>`, `>>`, `&>`, …; not `<`), nested code included."""
 
     @property
     def commands(self) -> tuple[SimpleCommand, ...]:
@@ -112,6 +114,7 @@ def analyze(line: str) -> ShellAnalysis:
         tuple(out.paths),
         tuple(out.directories),
         tuple(out.foreign),
+        tuple(out.redirect_writes),
     )
 
 
@@ -126,6 +129,7 @@ class _Collector:
         self.foreign: list[Run] = []
         self.env: dict[str, Word] = {}
         """Every assignment seen in the line and its nested code (the last value wins)."""
+        self.redirect_writes: list[Word] = []
 
     def parse(self, code: str, depth: int, certain: bool = True) -> ParsedLine:
         parsed = parse_line(code)
@@ -137,6 +141,7 @@ class _Collector:
         if "for" in code or "select" in code:
             for match in _FOR_VARIABLE.finditer(code):
                 self.set_at_run_time("a for loop", match.group(1))
+        self.redirect_writes.extend(parsed.write_targets)
         for command in parsed.commands:
             self.command(command, depth, certain)
         return parsed
