@@ -26,9 +26,11 @@ from ..context import RequestBuilder
 from ..context.queue import PromptQueue
 from ..context.system_prompt import build_dynamic_suffix
 from ..context.tool_search import parse_tool_search, plan_deferral
+from ..errors import ConfigError
 from ..hooks import HookRunner, HooksConfig
 from ..loop.summaries import SUMMARY_PURPOSE, ModelSummarizer, default_summary_model
-from ..permissions import PermissionChecker, PermissionContext, parse_mode
+from ..permissions import PermissionChecker, PermissionContext, PermissionMode, parse_mode
+from ..permissions.checker import BYPASS_DISABLED
 from ..providers.base import ModelProvider
 from ..providers.factory import choose_provider, provider_for
 from ..providers.models import ModelInfo, get_model_info
@@ -93,6 +95,7 @@ async def assemble(
     provider call is metered into it). The result is frozen."""
     home = queryloop_home(options.home)
     workspace = build_workspace(options, home)
+    session_mode(options, workspace)  # a refused mode stops the run before anything starts
     mcp_launch = _start_mcp(workspace)  # the servers start now, while the SDK still loads
     model = build_model(options, workspace)
     transcript = build_transcript(options, home, session.session_id, resumed)
@@ -111,7 +114,7 @@ async def assemble(
     if sandbox is not None:
         exit_stack.push_async_callback(sandbox.aclose)
     tools = build_tools(options, mcp, workspace, skills, compact_config.context_window)
-    permission_context = build_permission_context(options, workspace)
+    permission_context = build_permission_context(options, workspace, home)
     hooks = build_hooks(options, workspace, session, permission_context, notices, model)
     permission = build_permission(options, permission_context, hooks)
     session_context = SessionContext(options.cwd, user_home=home)
@@ -356,14 +359,33 @@ def build_tools(
     return ToolSet(tuple(eager), tuple(deferred))
 
 
-def build_permission_context(options: AgentOptions, workspace: Workspace) -> PermissionContext:
-    """The session's permission state: the mode, the settings' rules, the caller's tools."""
+def session_mode(options: AgentOptions, workspace: Workspace) -> PermissionMode:
+    """The session's permission mode: the option (`--permission-mode`), else the settings'
+    defaultMode. Raises ConfigError for bypassPermissions when the settings disable it
+    (`permissions.disableBypassPermissionsMode`), whichever of the two chose it."""
     settings = workspace.settings
     mode = parse_mode(options.permission_mode or settings.default_mode or "default")
+    if mode is PermissionMode.BYPASS and settings.disable_bypass_mode:
+        raise ConfigError(BYPASS_DISABLED)
+    return mode
+
+
+def build_permission_context(
+    options: AgentOptions, workspace: Workspace, home: Path
+) -> PermissionContext:
+    """The session's permission state: the mode, the settings' rules and switches, the homes
+    whose files are protected paths, the caller's tools. Raises ConfigError when the mode is
+    bypassPermissions and the settings disable it."""
+    settings = workspace.settings
     return PermissionContext(
-        mode=mode,
+        mode=session_mode(options, workspace),
         rules=settings.rules,
         developer_tools=frozenset(t.name for t in options.tools),
+        config_home=home,
+        managed_settings=managed_settings_path(),
+        disable_bypass=settings.disable_bypass_mode,
+        deny_instead_of_prompting=settings.deny_instead_of_prompting,
+        block_writes_outside=settings.block_writes_outside,
     )
 
 

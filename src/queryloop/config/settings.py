@@ -57,7 +57,25 @@ TOP_LEVEL_KEYS = frozenset(
     {"permissions", "hooks", "env", "model", "toolSearch", "trustedFolders", "sandbox", "$schema"}
 )
 """Keys settings files may hold; any other is a warning (add new settings here)."""
-PERMISSION_KEYS = frozenset({"allow", "ask", "deny", "defaultMode", "additionalDirectories"})
+PERMISSION_KEYS = frozenset(
+    {
+        "allow",
+        "ask",
+        "deny",
+        "defaultMode",
+        "additionalDirectories",
+        "disableBypassPermissionsMode",
+        "denyInsteadOfPrompting",
+        "blockWritesOutsideWorkingDirectories",
+    }
+)
+TIGHTENING_FLAGS = {
+    "denyInsteadOfPrompting": "deny_instead_of_prompting",
+    "blockWritesOutsideWorkingDirectories": "block_writes_outside",
+}
+"""Boolean `permissions` keys that only tighten: `true` in any file (an untrusted project's
+included) turns them on, and no file's `false` turns them off (Claude Code: "true from any
+scope, honored even when a managed source sets false")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +120,12 @@ class Settings:
     rules: RuleSet = field(default_factory=RuleSet)
     default_mode: PermissionMode | None = None
     additional_directories: tuple[Path, ...] = ()
+    disable_bypass_mode: bool = False
+    """`permissions.disableBypassPermissionsMode: "disable"` in any file."""
+    deny_instead_of_prompting: bool = False
+    """`permissions.denyInsteadOfPrompting: true` in any file: every ask is a denial."""
+    block_writes_outside: bool = False
+    """`permissions.blockWritesOutsideWorkingDirectories: true` in any file."""
     hooks: HooksConfig = field(default_factory=HooksConfig)
     env: Mapping[str, str] = field(default_factory=dict)
     model: str | None = None
@@ -197,6 +221,7 @@ class _Merger:
         self.rules = RuleSet()
         self.default_mode: PermissionMode | None = None
         self.dirs: list[Path] = []
+        self.flags: dict[str, bool] = {}
         self.hooks = HooksConfig()
         self.env: dict[str, str] = {}
         self.model: str | None = None
@@ -214,6 +239,9 @@ class _Merger:
             rules=self.rules,
             default_mode=self.default_mode,
             additional_directories=tuple(self.dirs),
+            disable_bypass_mode=self.flags.get("disable_bypass_mode", False),
+            deny_instead_of_prompting=self.flags.get("deny_instead_of_prompting", False),
+            block_writes_outside=self.flags.get("block_writes_outside", False),
             hooks=self.hooks,
             env=dict(self.env),
             model=self.model,
@@ -301,11 +329,31 @@ class _Merger:
             elif rules:
                 self.ignored.append(f"{file.path}: {behavior} rules " + ", ".join(map(str, rules)))
         self._add_mode(file, raw.get("defaultMode"), trusted)
+        self._add_flags(file, raw)
         dirs = self._str_list(file, raw, "additionalDirectories")
         if dirs and not trusted:
             self.ignored.append(f"{file.path}: additionalDirectories " + ", ".join(dirs))
         elif dirs:
             self.dirs.extend((root / Path(d).expanduser()) for d in dirs)
+
+    def _add_flags(self, file: SettingsFile, raw: Mapping[str, Any]) -> None:
+        """The tightening switches: read from every file, trusted or not (they can only
+        take permission away), and never turned off again by a later file."""
+        disable = raw.get("disableBypassPermissionsMode")
+        if disable == "disable":
+            self.flags["disable_bypass_mode"] = True
+        elif disable is not None:
+            self._problem(
+                file,
+                "disableBypassPermissionsMode",
+                "'disableBypassPermissionsMode' must be \"disable\" (Claude Code's only value)",
+            )
+        for key, name in TIGHTENING_FLAGS.items():
+            value = raw.get(key)
+            if isinstance(value, bool):
+                self.flags[name] = self.flags.get(name, False) or value
+            elif value is not None:
+                self._problem(file, key, f"'{key}' must be true or false")
 
     def _add_mode(self, file: SettingsFile, value: object, trusted: bool) -> None:
         if value is None:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from pydantic import BaseModel
 
+from ..errors import ConfigError
 from ..tools.base import (
     DenialSource,
     PermissionDecision,
@@ -48,9 +49,11 @@ from ..tools.base import (
     Tool,
     ToolContext,
 )
-from . import bash, guard, paths
+from . import bash, guard, paths, write_guard
 from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode, parse_mode
+from .protected import ProtectedPaths, protected_paths
 from .rules import MatchContext, PermissionRule, RuleSet
+from .write_guard import ProtectedWrite
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +120,20 @@ class PermissionSettings(Protocol):
     @property
     def default_mode(self) -> PermissionMode | None: ...
 
+    @property
+    def disable_bypass_mode(self) -> bool: ...
+
+    @property
+    def deny_instead_of_prompting(self) -> bool: ...
+
+    @property
+    def block_writes_outside(self) -> bool: ...
+
+
+DEFAULT_MANAGED_SETTINGS = Path("/etc/queryloop/managed-settings.json")
+"""Used only when no caller says where the managed settings are (the configuration layer
+passes `config.settings.managed_settings_path()`)."""
+
 
 @dataclass
 class PermissionContext:
@@ -131,6 +148,50 @@ class PermissionContext:
     developer_tools: frozenset[str] = frozenset()
     """Names of the tools the embedding program passed in (`Agent(tools=[...])`): allowed
     when no rule, mode or the tool's own check decides otherwise (step 9)."""
+    config_home: Path | None = None
+    """`$QUERYLOOP_HOME` (default `home/.queryloop`): its settings, agents, skills, commands
+    and memory are protected paths."""
+    managed_settings: Path | None = None
+    """The managed settings file (a protected path); default `DEFAULT_MANAGED_SETTINGS`."""
+    disable_bypass: bool = False
+    """`permissions.disableBypassPermissionsMode: "disable"`: bypassPermissions cannot be
+    entered (constructing or switching to it raises ConfigError)."""
+    deny_instead_of_prompting: bool = False
+    """`permissions.denyInsteadOfPrompting`: every ask is a denial (the headless message)."""
+    block_writes_outside: bool = False
+    """`permissions.blockWritesOutsideWorkingDirectories`: file-tool writes and detected Bash
+    write targets outside the working folders are denied in every mode."""
+    sandboxed_bash: Callable[[str], bool] | None = None
+    """True for a Bash command that will run inside the OS sandbox: step 9 allows it instead
+    of asking (`sandbox.autoAllowBashIfSandboxed`); deny and ask rules, the fail-closed guard,
+    plan mode and protected paths still apply first."""
+    _protected: dict[tuple[Path, ...], ProtectedPaths] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        self.set_mode(self.mode)
+
+    def set_mode(self, mode: PermissionMode) -> None:
+        """Switch the mode (the REPL's mode switch); refuses bypassPermissions when the
+        settings disable it."""
+        if mode is PermissionMode.BYPASS and self.disable_bypass:
+            raise ConfigError(BYPASS_DISABLED)
+        self.mode = mode
+
+    def protected_for(self, working_dirs: list[Path]) -> ProtectedPaths:
+        """The protected paths for these working folders (computed once per set of folders)."""
+        key = tuple(working_dirs)
+        found = self._protected.get(key)
+        if found is None:
+            found = protected_paths(
+                working_dirs,
+                home=self.home,
+                config_home=self.config_home or self.home / ".queryloop",
+                managed_settings=self.managed_settings or DEFAULT_MANAGED_SETTINGS,
+            )
+            self._protected[key] = found
+        return found
 
     @classmethod
     def from_settings(
@@ -139,14 +200,30 @@ class PermissionContext:
         *,
         mode: PermissionMode | str | None = None,
         home: Path | None = None,
+        config_home: Path | None = None,
+        managed_settings: Path | None = None,
     ) -> PermissionContext:
-        """The context for loaded settings; `mode` (e.g. `--permission-mode`) beats defaultMode."""
+        """The context for loaded settings; `mode` (e.g. `--permission-mode`) beats defaultMode.
+
+        Raises ConfigError when the chosen mode is bypassPermissions and the settings
+        disable it (`permissions.disableBypassPermissionsMode`)."""
         chosen = parse_mode(mode) if isinstance(mode, str) else mode
         return cls(
             mode=chosen or settings.default_mode or PermissionMode.DEFAULT,
             rules=settings.rules,
             home=home or Path.home(),
+            config_home=config_home,
+            managed_settings=managed_settings,
+            disable_bypass=settings.disable_bypass_mode,
+            deny_instead_of_prompting=settings.deny_instead_of_prompting,
+            block_writes_outside=settings.block_writes_outside,
         )
+
+
+BYPASS_DISABLED = (
+    "bypassPermissions mode is disabled by permissions.disableBypassPermissionsMode in the "
+    "settings; choose another mode (default, acceptEdits or plan)"
+)
 
 
 class PermissionChecker:
@@ -176,19 +253,28 @@ class PermissionChecker:
         A PreToolUse hook's `allow` approves the call and its `ask` asks about it whatever
         the rules and the mode say; a deny rule refuses it either way."""
         if hook is not None and hook.decision in ("allow", "ask"):
-            denied = self.denied_by_rule(tool, input, ctx)
+            denied = self.denied_by_rule(tool, input, ctx) or self._blocked(tool, input, ctx)
             if denied is not None:
                 return denied
-            if hook.decision == "allow":
+            write = self.protected_write(tool, input, ctx)
+            if hook.decision == "allow" and write is None:
                 return PermissionDecision("allow")
+            if write is not None and hook.decision == "allow":
+                decision = self._protected_decision(
+                    tool, _Call.of(tool, input, ctx, self.context), write
+                )
+                if decision.behavior == "allow":
+                    return decision
+                return await self._ask(tool, input, ctx, decision.message, protected=write)
             reason = f"a PreToolUse hook asks for approval: {hook.reason or 'no reason given'}"
             # No rule is suggested: the hook asks whatever the allow rules say, so an
             # "always" answer would save a rule the hook overrides next time.
-            return await self._ask(tool, input, ctx, reason, suggest=False)
+            return await self._ask(tool, input, ctx, reason, suggest=False, protected=write)
         decision, guarded = await self._evaluate(tool, input, ctx)
         if decision.behavior != "ask":
             return decision
-        return await self._ask(tool, input, ctx, decision.message, guarded=guarded)
+        write = self.protected_write(tool, input, ctx) if not guarded else None
+        return await self._ask(tool, input, ctx, decision.message, guarded=guarded, protected=write)
 
     def denied_by_rule(
         self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
@@ -215,16 +301,74 @@ class PermissionChecker:
         """The decision, and whether it is a fail-closed ask no allow rule can answer."""
         self._install_hidden(ctx)
         call = _Call.of(tool, input, ctx, self.context)
-        denied = self.denied_by_rule(tool, input, ctx)
+        denied = self.denied_by_rule(tool, input, ctx) or self._blocked(tool, input, ctx)
         if denied is not None:
             return denied, False
         if tool.name == "Bash" and call.subject:
             doubt = guard.bash_doubt(self.context.rules, call.subject, ctx, call.mc)
             if doubt is not None:
                 return PermissionDecision("ask", doubt.reason, rule=doubt.rule), True
-        return await self._by_rules(tool, call, ctx), False
+        write = self.protected_write(tool, input, ctx)
+        return await self._by_rules(tool, call, ctx, write), False
 
-    async def _by_rules(self, tool: Tool, call: _Call, ctx: ToolContext) -> PermissionDecision:
+    def protected_write(
+        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
+    ) -> ProtectedWrite | None:
+        """The protected path this call writes (a file tool's file, a Bash write target, or a
+        path an opaque program names), or None; see `permissions.protected`."""
+        call = _Call.of(tool, input, ctx, self.context)
+        protected = self.context.protected_for(ctx.working_dirs)
+        if tool.name in EDIT_TOOLS and call.path is not None:
+            return write_guard.file_tool_write(protected, call.path)
+        if tool.name == "Bash" and call.subject:
+            return write_guard.bash_write(
+                protected, call.subject, cwd=ctx.cwd, home=self.context.home
+            )
+        return None
+
+    def _blocked(
+        self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
+    ) -> PermissionDecision | None:
+        """`blockWritesOutsideWorkingDirectories`: a write outside the working folders is
+        denied in every mode (no rule, mode or person can approve it)."""
+        if not self.context.block_writes_outside:
+            return None
+        call = _Call.of(tool, input, ctx, self.context)
+        target: str | None = None
+        if tool.name in EDIT_TOOLS and call.path is not None:
+            if not paths.is_within(call.path, ctx.working_dirs):
+                target = str(call.path)
+        elif tool.name == "Bash" and call.subject:
+            target = write_guard.bash_outside(
+                call.subject, ctx.working_dirs, cwd=ctx.cwd, home=self.context.home
+            )
+        if target is None:
+            return None
+        folders = ", ".join(str(d) for d in ctx.working_dirs)
+        return PermissionDecision(
+            "deny",
+            f"{_describe(tool.name, call)} was blocked: it writes {target}, outside the working "
+            f"folders ({folders}), and permissions.blockWritesOutsideWorkingDirectories is on. "
+            "Write inside the working folders, or ask the user to add the folder "
+            "(permissions.additionalDirectories).",
+            source=DenialSource.RULE,
+        )
+
+    def _protected_decision(
+        self, tool: Tool, call: _Call, write: ProtectedWrite
+    ) -> PermissionDecision:
+        """Allow when an allow rule that names the protected path approves the call (the
+        narrow way through); otherwise ask. bypassPermissions was handled before."""
+        for rule in (*self.context.rules.allow, *self.context.session_allow):
+            if not rule.applies_to(tool.name) or not write_guard.rule_names(rule, write, call.mc):
+                continue
+            if RuleSet(allow=(rule,)).find("allow", tool.name, call.subject, call.mc):
+                return PermissionDecision("allow", rule=str(rule))
+        return PermissionDecision("ask", _protected_reason(write))
+
+    async def _by_rules(
+        self, tool: Tool, call: _Call, ctx: ToolContext, write: ProtectedWrite | None = None
+    ) -> PermissionDecision:
         context, name = self.context, tool.name
         read_only = _safe_bool(lambda: tool.is_read_only(call.parsed))
         if context.mode is PermissionMode.PLAN and not read_only:
@@ -242,8 +386,10 @@ class PermissionChecker:
         own = await _tool_check(tool, call.parsed, ctx)
         if own.behavior == "deny":
             return dataclasses.replace(own, source=own.source or DenialSource.TOOL)
-        if context.mode is PermissionMode.BYPASS:
+        if context.mode is PermissionMode.BYPASS and not context.disable_bypass:
             return PermissionDecision("allow", updated_input=own.updated_input)
+        if write is not None:
+            return self._protected_decision(tool, call, write)
         allowed = RuleSet(allow=context.rules.allow + tuple(context.session_allow))
         allow_rule = allowed.find("allow", name, call.subject, call.mc)
         if allow_rule is not None:
@@ -283,6 +429,9 @@ class PermissionChecker:
             return PermissionDecision("allow")
         if name in self.context.developer_tools:
             return PermissionDecision("allow")
+        sandboxed = self.context.sandboxed_bash
+        if name == "Bash" and call.subject and sandboxed is not None and sandboxed(call.subject):
+            return PermissionDecision("allow")
         mode = self.context.mode.value
         return PermissionDecision("ask", f"no allow rule matches it and {mode} mode asks")
 
@@ -315,9 +464,10 @@ class PermissionChecker:
         *,
         guarded: bool = False,
         suggest: bool = True,
+        protected: ProtectedWrite | None = None,
     ) -> PermissionDecision:
         call = _Call.of(tool, input, ctx, self.context)
-        rule = _suggest_rule(tool.name, call) if suggest else ""
+        rule = _suggest_rule(tool.name, call, protected) if suggest else ""
         request = PermissionRequest(tool.name, input, reason, rule, ctx.cwd, self.context.mode)
         try:
             answer = await self._answer(request)
@@ -332,12 +482,14 @@ class PermissionChecker:
             message = (
                 guard.headless_message(_describe(tool.name, call), reason)
                 if guarded
-                else _headless_message(tool.name, call, request)
+                else _headless_message(tool.name, call, request, protected=protected is not None)
             )
             return PermissionDecision("deny", message, source=DenialSource.NO_APPROVER)
         return self._apply(answer, request)
 
     async def _answer(self, request: PermissionRequest) -> object:
+        if self.context.deny_instead_of_prompting:
+            return None  # every ask is a denial with the headless message
         if self.can_use_tool is not None:
             result = self.can_use_tool(request.tool_name, request.input, request)
             return await result if inspect.isawaitable(result) else result
@@ -439,7 +591,15 @@ def _describe(name: str, call: _Call) -> str:
     return name
 
 
-def _suggest_rule(name: str, call: _Call) -> str:
+def _suggest_rule(name: str, call: _Call, protected: ProtectedWrite | None = None) -> str:
+    """An allow rule for calls like this one; for a protected path, one that names it (a
+    broad rule would not let the next such call through)."""
+    if protected is not None and name == "Bash" and call.subject:
+        exact = _exact_bash_rule(call.subject)
+        if exact is not None:
+            return exact
+    if protected is not None and name not in EDIT_TOOLS:
+        return name
     if name == "Bash" and call.subject:
         try:
             words = shlex.split(call.subject.splitlines()[0] if call.subject.strip() else "")
@@ -457,7 +617,27 @@ def _suggest_rule(name: str, call: _Call) -> str:
     return name
 
 
-def _headless_message(name: str, call: _Call, request: PermissionRequest) -> str:
+def _exact_bash_rule(command: str) -> str | None:
+    """`Bash(<the whole command>)` when it is a valid rule (an exact rule names what the
+    command writes)."""
+    text = f"Bash({command.strip()})"
+    try:
+        PermissionRule.parse(text, "allow")
+    except ConfigError:
+        return None
+    return text
+
+
+def _protected_reason(write: ProtectedWrite) -> str:
+    return (
+        f"it writes {write.path}, a protected path ({write.entry.why}) that only an allow "
+        "rule naming it or bypassPermissions lets through"
+    )
+
+
+def _headless_message(
+    name: str, call: _Call, request: PermissionRequest, *, protected: bool = False
+) -> str:
     """Why nobody could approve the call, and how its user allows calls like it, whether
     they run the command (a flag) or embed the Agent (a keyword)."""
     rule = request.suggested_rule
@@ -465,7 +645,7 @@ def _headless_message(name: str, call: _Call, request: PermissionRequest) -> str
         f"To allow calls like it, add the allow rule '{rule}' (command line: --allowed-tools "
         f"'{rule}'; Python: Agent(allowed_tools=[{rule!r}]); or permissions.allow in settings)"
     )
-    if name in EDIT_TOOLS:
+    if name in EDIT_TOOLS and not protected:
         how += ", or use the acceptEdits permission mode"
     return (
         f"{_describe(name, call)} requires approval ({request.reason}), and no one can approve "
