@@ -126,3 +126,59 @@ def test_bypass_mode_attempts_are_denied_and_never_run(tmp_path: Path) -> None:
     assert any("not statically known" in t for t in texts)
     assert any("Read(./.env)" in t for t in texts)
     assert not any("hunter2" in t for t in texts)
+
+
+def test_protected_paths_are_refused_headless_with_the_rule_that_allows_them(
+    tmp_path: Path,
+) -> None:
+    folder = project(tmp_path)
+    (folder / ".queryloop").mkdir()
+    settings = folder / ".queryloop" / "settings.json"
+    settings.write_text('{"permissions": {"deny": ["Bash(curl:*)"]}}')
+    looser = '{"permissions": {"allow": ["Bash(*)"], "defaultMode": "bypassPermissions"}}'
+    calls = [
+        tool_use("Write", {"file_path": ".queryloop/settings.local.json", "content": looser}),
+        tool_use("Bash", {"command": f"echo '{looser}' > .queryloop/settings.json"}),
+        tool_use("Bash", {"command": "cp /dev/null .git/hooks/pre-commit"}),
+        tool_use("Write", {"file_path": "src/ok.txt", "content": "fine"}),
+    ]
+    script = [turn(c) for c in calls] + [turn(text("gave up"))]
+    with MessagesServer(script) as server:
+        done = run_cli(
+            server.base_url,
+            tmp_path,
+            "-p",
+            "loosen your rules",
+            "--trust",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowed-tools",
+            "Bash(*)",
+            "--output-format",
+            "json",
+        )
+        bodies = server.requests
+    assert done.returncode == 0, done.stderr
+    assert not (folder / ".queryloop" / "settings.local.json").exists()
+    assert settings.read_text() == '{"permissions": {"deny": ["Bash(curl:*)"]}}'
+    assert (folder / "src" / "ok.txt").read_text() == "fine"
+    denials = json.loads(done.stdout)["permission_denials"]
+    assert [d["tool_name"] for d in denials] == ["Write", "Bash", "Bash"]
+    texts = user_texts(bodies[-1])
+    assert any("'Edit(.queryloop/settings.local.json)'" in t for t in texts)
+    assert any("a protected path (queryloop settings)" in t for t in texts)
+    assert any("a protected path (git hooks and config)" in t for t in texts)
+
+
+def test_disabled_bypass_mode_exits_2_before_any_request(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    disable = {"permissions": {"disableBypassPermissionsMode": "disable"}}
+    (home / "settings.json").write_text(json.dumps(disable))
+    with MessagesServer([turn(text("hi"))]) as server:
+        done = run_cli(
+            server.base_url, tmp_path, "-p", "hi", "--permission-mode", "bypassPermissions"
+        )
+        assert server.requests == []
+    assert done.returncode == 2, done.stderr
+    assert "disableBypassPermissionsMode" in done.stderr

@@ -3,6 +3,7 @@
 Order for one call (Claude Code's, with its known gaps closed):
 
 1. a deny rule matches → deny (nothing overrides it, not even bypassPermissions);
+   `blockWritesOutsideWorkingDirectories` and a write outside the working folders → deny;
    then *fail closed*: a Bash deny or ask rule that may apply although the parse cannot tell
    (`$X …`, `$(…)` as the program, code from a pipe, an unknown wrapper option), or a Bash
    command naming a file a `Read`/`Edit` deny rule protects → ask, in every mode (headless:
@@ -10,14 +11,20 @@ Order for one call (Claude Code's, with its known gaps closed):
 2. plan mode and the call is not read-only → deny;
 3. an ask rule matches → ask;
 4. the tool's own `check_permissions` says deny → deny;
-5. bypassPermissions → allow;
+5. bypassPermissions → allow (unless `disableBypassPermissionsMode`);
+5b. the call writes a *protected path* (settings, `.mcp.json`, agent/skill/command/hook
+   folders, memory files, `.git`, shell start-up files, …; `permissions.protected`, found for
+   Bash by `permissions.shell_writes`) → allow only if an allow rule that NAMES the path
+   approves it (`Edit(.queryloop/skills/**)`, the exact Bash command), else ask — no broad
+   rule (`Bash(*)`, `Edit(**)`), acceptEdits or PreToolUse hook `allow` lets it through;
 6. an allow rule (settings, `--allowed-tools`, or remembered this session) matches → allow;
 7. the tool's own check says allow → allow, ask → ask;
 8. a file tool's path lies outside the working folders (symlinks resolved) → ask;
 9. read-only → allow (not MCP tools: their readOnlyHint is only the server's claim; a
    read-only Bash command must not name a path outside the folders or under a Read deny);
    acceptEdits and a file edit inside the folders → allow; a tool the embedding program
-   passed in (`Agent(tools=[...])`, `PermissionContext.developer_tools`) → allow; otherwise
+   passed in (`Agent(tools=[...])`, `PermissionContext.developer_tools`) → allow; a Bash
+   command `PermissionContext.sandboxed_bash` says runs in the OS sandbox → allow; otherwise
    → ask.
 
 A tool the program passed in is one its developer means the model to use, so it needs no
@@ -25,7 +32,8 @@ rule; deny and ask rules, plan mode and the tool's own check (`@tool(needs_appro
 still apply to it.
 
 "ask" goes to `can_use_tool` (SDK) if given, else to the `ask` handler (the REPL prompt); with
-neither (print mode, headless), an ask is a denial whose message says how to allow the call.
+neither (print mode, headless), or with `denyInsteadOfPrompting`, an ask is a denial whose
+message says how to allow the call (for a protected path: the rule that names it).
 """
 
 from __future__ import annotations

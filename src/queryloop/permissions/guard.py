@@ -13,15 +13,13 @@ when
 
 from __future__ import annotations
 
-import glob as globlib
 import os
 from dataclasses import dataclass
 
 from ..tools.base import ToolContext
 from . import bash, paths
 from .rules import MatchContext, PermissionRule, RuleSet
-
-MAX_GLOB_MATCHES = 1000
+from .shell_writes import bases, expand
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +56,9 @@ def _protected_path(
             root = rule.root or mc.cwd
             pattern = paths.compile_pattern(rule.content, root=root, cwd=mc.cwd, home=mc.home)
             protected.append(_Protected(rule, pattern, os.path.realpath(pattern.base)))
-    bases = _bases(command, str(ctx.cwd))
+    folders = bases(bash.directories(command), str(ctx.cwd))
     for word, is_glob in bash.path_words(command):
-        for path in _expand(word, is_glob, bases):
+        for path in expand(word, is_glob, folders):
             found = _protecting(protected, path)
             if found is not None:
                 return Doubt(
@@ -92,35 +90,6 @@ def _protecting(protected: list[_Protected], path: str) -> PermissionRule | None
         if paths.covers(item.pattern, item.real_base, real):
             return item.rule
     return None
-
-
-def _bases(command: str, cwd: str) -> list[str]:
-    """The folders a relative path in the command may be relative to: the working folder and
-    every static `cd`/`pushd` target (each alone and one after the other)."""
-    bases, current = [cwd], cwd
-    for target in bash.directories(command):
-        if target is None:
-            continue
-        target = os.path.expanduser(target)
-        current = os.path.normpath(os.path.join(current, target))
-        for base in (current, os.path.normpath(os.path.join(cwd, target))):
-            if base not in bases:
-                bases.append(base)
-    return bases
-
-
-def _expand(word: str, is_glob: bool, bases: list[str]) -> list[str]:
-    """Absolute path strings the word may name (a glob: its matches in each base folder)."""
-    word = os.path.expanduser(word) if word.startswith("~") else word
-    if os.path.isabs(word):
-        bases = bases[:1]
-    if not is_glob:
-        return [os.path.join(base, word) for base in bases]
-    found: list[str] = []
-    for base in bases:
-        matches = globlib.glob(word, root_dir=base, include_hidden=True, recursive=True)
-        found += [os.path.join(base, m) for m in matches[:MAX_GLOB_MATCHES]]
-    return found or [os.path.join(base, word) for base in bases]
 
 
 def headless_message(description: str, reason: str) -> str:
