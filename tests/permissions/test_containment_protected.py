@@ -98,6 +98,8 @@ BASH_ATTEMPTS = [
     "echo x > hookdir/pre-commit",  # hookdir: a symlink to .git/hooks made by the fixture
     "echo x > linked.json",  # linked.json: a symlink to .queryloop/settings.json
     "timeout 5 sh -c 'cat /tmp/x >> ~/.profile'",
+    "git config --global alias.l '-c core.pager=evil log'",
+    "git config -f .gitmodules submodule.x.url ext::sh",
 ]
 
 BENIGN = [
@@ -121,6 +123,8 @@ BENIGN = [
     "rm -rf src/build",
     "git add .queryloop/settings.json",
     "head -n 5 ~/.bashrc",
+    "git config user.email a@b.c",
+    "git config --global alias.st status",
 ]
 
 BROAD = ["Bash(*)", "Edit(**)", "Write", "Edit(*.json)", "Edit(src/**)"]

@@ -11,7 +11,9 @@ invocation the line may execute, nested shells and wrappers included:
   `wget -O`/`-P`, `find -delete` (its starting points, narrowed by `-name`) and `-fprint`;
 - deletions and changes of mode or owner: `rm`, `unlink`, `shred`, `rmdir`, `chmod`,
   `chown`, `chgrp`, `touch` (`-r`/`-R` reach a whole tree);
-- `git config` writes (→ `.git/config`, `~/.gitconfig` with `--global`, the `--file`),
+- `git config` writes of a key that makes git run code (`shell_git.config_runs`; →
+  `.git/config`, `~/.gitconfig` with `--global`), to a `--file` other than a git config file,
+  or `--edit`;
   `git checkout`/`restore`/`rm`/`mv` paths.
 
 Programs known to write nothing their arguments name (`cat`, `grep`, `ls`, `echo`, `git
@@ -33,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .shell_git import config_runs
 from .shell_parse import Word
 from .shell_unwrap import SHELLS, Invocation, analyze
 from .shell_wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS
@@ -317,32 +320,63 @@ class _Writes:
                 self.word(word, f"git {sub}", tree=sub in ("rm", "mv"))
 
     def git_config(self, args: Sequence[Word]) -> None:
+        """A `git config` write whose key makes git run code (`core.hooksPath`,
+        `core.pager`, `alias.x '!…'`, … as `shell_git` knows them), whose file is not a
+        git config file (`--file .gitmodules`), or that opens an editor on it (`--edit`)."""
         values = [w.value for w in args]
         if any(v is None for v in values):
             self.dynamic = True
             return
-        options = {v for v in values if v and v.startswith("-")}
-        positionals = [v for v in values if v and not v.startswith("-")]
-        verb = positionals[0] if positionals and positionals[0] in _GIT_CONFIG_VERBS else None
-        if options & _GIT_CONFIG_READS or (positionals[:1] in (["get"], ["list"])):
+        texts = [v or "" for v in values]
+        options: set[str] = set()
+        positionals: list[str] = []
+        file: str | None = None
+        i = 0
+        while i < len(texts):
+            text = texts[i]
+            if text in ("-f", "--file", "--blob", "--type", "--default", "--comment"):
+                file = texts[i + 1] if text in ("-f", "--file") and i + 1 < len(texts) else file
+                i += 2
+                continue
+            keyed = [p for p in positionals if p not in _GIT_CONFIG_VERBS]
+            if keyed:  # after the key every word is a value (`alias.l '-c x=y log'`)
+                positionals.append(text)
+            elif text.startswith("--file="):
+                file = text[len("--file=") :]
+            elif text.startswith("-"):
+                options.add(text.split("=", 1)[0])
+            else:
+                positionals.append(text)
+            i += 1
+        if positionals[:1] in (["get"], ["list"]) or options & _GIT_CONFIG_READS:
             return
-        if not (verb or options & _GIT_CONFIG_WRITES or len(positionals) >= 2):
+        if positionals[:1] and positionals[0] in _GIT_CONFIG_VERBS:
+            options.add("--" + positionals.pop(0))
+        if not (options & (_GIT_CONFIG_WRITES | {"--set", "--edit"}) or len(positionals) >= 2):
             return  # `git config KEY` reads the value
-        file = None
-        for j, value in enumerate(values):
-            if value in ("-f", "--file") and j + 1 < len(values):
-                file = values[j + 1]
-            elif value and value.startswith("--file="):
-                file = value[len("--file=") :]
+        key = positionals[0] if positionals else ""
+        value = positionals[1] if len(positionals) > 1 else None
+        runs_code = bool(options & {"--edit", "-e"}) or _config_runs_code(key, value)
         if file is not None:
-            target = file
-        elif "--global" in options:
-            target = "~/.gitconfig"
-        elif "--system" in options:
-            target = "/etc/gitconfig"
-        else:
-            target = ".git/config"
-        self.word(Word(target), "git config")
+            if runs_code or os.path.basename(file) not in ("config", ".gitconfig"):
+                self.word(Word(file), "git config")
+        elif runs_code:
+            target = "~/.gitconfig" if "--global" in options else ".git/config"
+            self.word(Word("/etc/gitconfig" if "--system" in options else target), "git config")
+
+
+def _config_runs_code(key: str, value: str | None) -> bool:
+    """Does setting `key` make git run code later? A plain alias (`alias.st status`) runs a
+    git subcommand; one starting with `!` or passing `-c` runs what it says."""
+    if key.lower().startswith("alias."):
+        words = (value or "").split()
+        return (
+            value is None
+            or (value or "").startswith("!")
+            or "-c" in words
+            or any(w.startswith("--config-env") for w in words)
+        )
+    return bool(config_runs(key, Word(value) if value is not None else None, "git config"))
 
 
 _HANDLERS = {
