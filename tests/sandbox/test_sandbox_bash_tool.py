@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -130,3 +131,72 @@ def test_a_subagents_context_keeps_the_sandbox(project: Path) -> None:
 
     parent = ToolContext(cwd=project, sandbox=Sandbox(SandboxPolicy()))
     assert child_context(parent, AbortSignal()).sandbox is parent.sandbox
+
+
+@pytest.mark.usefixtures("bwrap")
+def test_auto_allow_runs_sandboxed_commands_unasked_but_not_excluded_or_denied_ones(
+    project: Path, tmp_path: Path
+) -> None:
+    """Headless there is nobody to ask: a command that would ask is refused, unless it runs
+    sandboxed and autoAllowBashIfSandboxed is on (the default once a trusted file turns the
+    sandbox on). Excluded commands ask as before; deny rules still win."""
+    (tmp_path / "home").mkdir()
+    settings = {
+        "sandbox": {"enabled": True, "excludedCommands": ["touch"]},
+        "permissions": {"deny": ["Bash(rm:*)"]},
+    }
+    (tmp_path / "home" / "settings.json").write_text(json.dumps(settings))
+    (project / "keep.txt").write_text("keep")
+    script = [
+        turn(tool_use("Bash", {"command": "echo sandboxed > made.txt"})),
+        turn(tool_use("Bash", {"command": "touch excluded.txt"})),
+        turn(tool_use("Bash", {"command": "rm keep.txt"})),
+        turn(text("Done.")),
+    ]
+    with MessagesServer(script) as server:
+        done = _cli(server.base_url, tmp_path, project, "-p", "go", "--output-format", "json")
+    assert done.returncode == 0, done.stderr
+    assert (project / "made.txt").read_text() == "sandboxed\n"
+    assert not (project / "excluded.txt").exists()
+    assert (project / "keep.txt").exists()
+    denials = [d["tool_input"]["command"] for d in json.loads(done.stdout)["permission_denials"]]
+    assert denials == ["touch excluded.txt", "rm keep.txt"]
+
+
+@pytest.mark.usefixtures("bwrap")
+def test_the_sessions_protected_paths_are_read_only_and_git_still_commits(
+    project: Path, tmp_path: Path
+) -> None:
+    """The protected paths of the session (permissions.protected) are mounted read-only; the
+    git folder only as far as its hooks and config, so a sandboxed commit still works."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "settings.json").write_text(json.dumps({"sandbox": {"enabled": True}}))
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "a.txt").write_text("a")
+    commit = (
+        "git add a.txt && git -c user.name=t -c user.email=t@t commit -qm one && echo committed"
+    )
+    # what the command-line analysis cannot see: the paths are built inside the program
+    write = "import sys; p = ''.join(sys.argv[1:]); open(p, 'w').write('x'); print('wrote', p)"
+    python = shlex.quote(os.path.realpath(sys.executable))
+    attacks = [
+        f"{python} -c {shlex.quote(write)} .g it/hoo ks/pre-commit",
+        f"{python} -c {shlex.quote(write)} .g it/con fig",
+        f"{python} -c {shlex.quote(write)} .cla ude",
+        f"{python} -c {shlex.quote(write)} AGE NTS.md",
+    ]
+    script = [
+        turn(tool_use("Bash", {"command": commit})),
+        *[turn(tool_use("Bash", {"command": a})) for a in attacks],
+        turn(text("Done.")),
+    ]
+    with MessagesServer(script) as server:
+        done = _cli(server.base_url, tmp_path, project, "-p", "go", "--allowed-tools", "Bash")
+    assert done.returncode == 0, done.stderr
+    results = [_tool_results(server.requests[i])[-1] for i in range(1, len(script))]
+    assert "committed" in results[0]
+    assert all("Read-only file system" in r or "Is a directory" in r for r in results[1:]), results
+    assert not any("wrote" in r for r in results[1:])
+    assert not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert (project / ".git" / "config").read_text() != "x"
+    assert not (project / ".claude").exists() and not (project / "AGENTS.md").exists()

@@ -18,9 +18,8 @@ from ..agents.wiring import build_subagents, build_tasks
 from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.summarizer import provider_summarizer
-from ..config.discovery import PROJECT_DIR
 from ..config.memory import SessionContext
-from ..config.settings import managed_settings_path, user_settings_path
+from ..config.settings import managed_settings_path
 from ..config.workspace import Workspace, load_workspace
 from ..context import RequestBuilder
 from ..context.queue import PromptQueue
@@ -31,6 +30,7 @@ from ..hooks import HookRunner, HooksConfig
 from ..loop.summaries import SUMMARY_PURPOSE, ModelSummarizer, default_summary_model
 from ..permissions import PermissionChecker, PermissionContext, PermissionMode, parse_mode
 from ..permissions.checker import BYPASS_DISABLED
+from ..permissions.protected import ProtectedPaths, protected_paths
 from ..providers.base import ModelProvider
 from ..providers.factory import choose_provider, provider_for
 from ..providers.models import ModelInfo, get_model_info
@@ -114,7 +114,7 @@ async def assemble(
     if sandbox is not None:
         exit_stack.push_async_callback(sandbox.aclose)
     tools = build_tools(options, mcp, workspace, skills, compact_config.context_window)
-    permission_context = build_permission_context(options, workspace, home)
+    permission_context = build_permission_context(options, workspace, home, sandbox)
     hooks = build_hooks(options, workspace, session, permission_context, notices, model)
     permission = build_permission(options, permission_context, hooks)
     session_context = SessionContext(options.cwd, user_home=home)
@@ -303,9 +303,15 @@ def build_sandbox(
     config = workspace.settings.sandbox
     if not config.enabled:
         return None
+    protected = protected_paths(  # the same set the permission checker guards
+        [options.cwd, *workspace.settings.additional_directories],
+        home=Path.home(),
+        config_home=home,
+        managed_settings=managed_settings_path(),
+    )
     policy = SandboxPolicy(
         allow_write=(*config.allow_write, *workspace.settings.additional_directories),
-        read_only=(*config.deny_write, *sandbox_protected_paths(options.cwd, home)),
+        read_only=(*config.deny_write, *sandbox_read_only(protected)),
         deny_read=config.deny_read,
         allowed_domains=config.allowed_domains,
         denied_domains=config.denied_domains,
@@ -316,19 +322,17 @@ def build_sandbox(
     return Sandbox(policy, warn=notices.add)
 
 
-def sandbox_protected_paths(cwd: Path, home: Path) -> tuple[Path, ...]:
-    """The files that decide what the agent may do or that run code later, read-only in the
-    sandbox: the settings files at every scope, `.mcp.json`, git's hooks and config."""
-    project = cwd / PROJECT_DIR
-    return (
-        project / "settings.json",
-        project / "settings.local.json",
-        user_settings_path(home),
-        managed_settings_path(),
-        cwd / ".mcp.json",
-        cwd / ".git" / "hooks",
-        cwd / ".git" / "config",
-    )
+def sandbox_read_only(protected: ProtectedPaths) -> list[Path]:
+    """The protected paths as the sandbox mounts them read-only. A git folder is narrowed to
+    its hooks and config: what runs code later is there, while commands in the sandbox still
+    commit, fetch and check out (objects, refs, the index)."""
+    paths: list[Path] = []
+    for entry in protected.entries:
+        if entry.is_dir and (entry.path.name == ".git" or (entry.path / "HEAD").is_file()):
+            paths += [entry.path / "hooks", entry.path / "config"]
+        else:
+            paths.append(entry.path)
+    return paths
 
 
 def build_tools(
@@ -371,11 +375,14 @@ def session_mode(options: AgentOptions, workspace: Workspace) -> PermissionMode:
 
 
 def build_permission_context(
-    options: AgentOptions, workspace: Workspace, home: Path
+    options: AgentOptions, workspace: Workspace, home: Path, sandbox: Sandbox | None = None
 ) -> PermissionContext:
     """The session's permission state: the mode, the settings' rules and switches, the homes
-    whose files are protected paths, the caller's tools. Raises ConfigError when the mode is
+    whose files are protected paths, the caller's tools; with the sandbox's
+    `autoAllowBashIfSandboxed`, a Bash command that will run sandboxed does not ask
+    (`Sandbox.covers`: on, working here, not excluded). Raises ConfigError when the mode is
     bypassPermissions and the settings disable it."""
+    auto = sandbox is not None and sandbox.policy.auto_allow
     settings = workspace.settings
     return PermissionContext(
         mode=session_mode(options, workspace),
@@ -386,6 +393,7 @@ def build_permission_context(
         disable_bypass=settings.disable_bypass_mode,
         deny_instead_of_prompting=settings.deny_instead_of_prompting,
         block_writes_outside=settings.block_writes_outside,
+        sandboxed_bash=sandbox.covers if auto and sandbox is not None else None,
     )
 
 
