@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from queryloop import Agent
+from queryloop.cli.render import recent_exchanges
 from queryloop.loop import StreamDelta, Terminal
 from queryloop.loop.resume import MAY_HAVE_RUN
 from queryloop.messages import normalize_messages_for_api, validate_api_request
@@ -190,6 +191,8 @@ async def test_abort_mid_answer_keeps_the_partial_text_and_counts_its_tokens(
     texts = [b.text for m in reloaded.messages if isinstance(m, AssistantMessage)
              for b in m.content if isinstance(b, TextBlock)]  # fmt: skip
     assert partial in texts
+    # --continue shows it as the answer to its prompt, not "(no answer)".
+    assert dict(recent_exchanges(reloaded.messages))["explain"] == partial.strip()
     upto = next(i for i, m in enumerate(reloaded.messages) if partial in str(m))
     assert _valid(reloaded.messages[: upto + 2]) == []
     assert reloaded.cost_usd == pytest.approx(agent.cost_usd)
