@@ -13,13 +13,15 @@ COMMAND = [sys.executable, "-m", "queryloop.cli.main"]
 
 
 def cli_env(base_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
-    """A clean environment: our server, a dummy key, tmp_path/home as QUERYLOOP_HOME."""
+    """A clean environment: our server, a dummy key, tmp_path/home as QUERYLOOP_HOME and
+    tmp_path/claude as Claude Code's user folder (CLAUDE_CONFIG_DIR)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     env.pop("QUERYLOOP_MODEL", None)
     env.update(
         ANTHROPIC_BASE_URL=base_url,
         ANTHROPIC_API_KEY="test-key",
         QUERYLOOP_HOME=str(tmp_path / "home"),
+        CLAUDE_CONFIG_DIR=str(tmp_path / "claude"),
         PYTHONUNBUFFERED="1",
     )
     env.update(extra)

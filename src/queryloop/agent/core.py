@@ -12,6 +12,7 @@ from ..context.queue import PromptQueue
 
 if TYPE_CHECKING:
     from ..checkpoints import Checkpoint, RewindMode, RewindOutcome
+    from ..skills import Skill
 from ..errors import QueryloopError
 from ..loop.events import (
     CompactionEvent,
@@ -256,7 +257,7 @@ class Agent:
             return
         turn, streaming = 0, False
         try:
-            async for event in query(runtime.params, session.messages):
+            async for event in query(runtime.params, session.messages, model=prepared.model):
                 session.apply(event)
                 runtime.timing.observe(event)  # timing records for queryloop.report
                 if isinstance(event, RequestStart | TransitionEvent):
@@ -271,8 +272,17 @@ class Agent:
 
     @property
     def skills(self) -> dict[str, str]:
-        """The session's skills: name -> description (known once the session started)."""
-        return self._runtime.skills.listing() if self._runtime is not None else {}
+        """The session's skills and commands: name -> description (known once the session
+        started)."""
+        if self._runtime is None:
+            return {}
+        return {name: s.description for name, s in sorted(self._runtime.skills.skills.items())}
+
+    @property
+    def slash_commands(self) -> dict[str, Skill]:
+        """The skills and commands the user may type as `/name [args]` (not those marked
+        `user-invocable: false`), by name; empty until the session started."""
+        return self._runtime.skills.menu() if self._runtime is not None else {}
 
     @property
     def home(self) -> Path:

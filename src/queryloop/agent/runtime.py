@@ -25,11 +25,17 @@ from ..loop.deps import QueryParams
 from ..messages.constructors import meta_user_message, user_message
 from ..messages.types import Message
 from ..permissions import PermissionChecker
-from ..providers.models import ModelInfo
+from ..providers.models import ModelInfo, model_for
 from ..session import Session, Transcript, new_session_id, session_path
 from ..session.timing import TimingRecorder
-from ..skills.commands import skill_command_messages
+from ..skills.commands import (
+    Invocation,
+    InvokedMessages,
+    invocation_messages,
+    parse_invocation,
+)
 from ..skills.loader import SkillSet
+from ..skills.shell import ThreadShell
 from ..tools.base import Tool
 from .attachments import SessionAttachments
 from .hook_points import SettingsWatch, memory_loaded
@@ -80,6 +86,8 @@ class PreparedPrompt:
 
     messages: list[Message]
     blocked: str | None = None
+    model: str | None = None
+    """The model of this prompt when a command asks for one (its `model`), else None."""
 
 
 class Notices:
@@ -221,12 +229,37 @@ class Runtime:
         if outcome.blocked or outcome.stop_reason:
             return PreparedPrompt([], blocked=outcome.reason or outcome.stop_reason or "blocked")
         self.agents.refresh()  # agent files added or removed since: the delta says so
-        new: list[Message] = [user_message(prompt), *skill_command_messages(prompt, self.skills)]
+        new: list[Message] = [user_message(prompt)]
         self.checkpoints.begin(new[0].uuid, prompt)  # files Write/Edit change from here on
+        invocation = parse_invocation(prompt, self.skills)
+        references = prompt
+        if invocation is not None:  # /<name> [args]: the skill's text after the prompt
+            invoked = await self._invoke(invocation)
+            new.extend(invoked.messages)
+            references = f"{prompt}\n{invoked.references}"
         if outcome.additional_context:
             new.append(meta_user_message(outcome.additional_context))
-        new.extend(await self.attachments.prompt(prompt, messages, new))
-        return PreparedPrompt(new)
+        new.extend(await self.attachments.prompt(references, messages, new))
+        return PreparedPrompt(new, model=self._prompt_model(invocation))
+
+    async def _invoke(self, invocation: Invocation) -> InvokedMessages:
+        """The messages a typed `/<name>` adds: its `!` commands run as the main thread's
+        Bash calls (rules, hooks, sandbox); files a Read deny rule covers are not inlined."""
+        ctx = self.params.tool_context
+        shell = ThreadShell(self.tools.all, ctx, self.permission, self.params.tool_hooks)
+        return await invocation_messages(
+            invocation,
+            shell,
+            denials=lambda: list(shell.denials),
+            read_denied=lambda path: self.permission.denies_read(ctx.resolve(path), ctx),
+        )
+
+    def _prompt_model(self, invocation: Invocation | None) -> str | None:
+        """A command's `model` for its prompt (an alias resolved as for subagents)."""
+        requested = invocation.skill.options.model if invocation is not None else None
+        if requested is None:
+            return None
+        return model_for(requested, self.model, getattr(self.params.provider, "name", ""))
 
     async def _config_changes(self) -> None:
         """ConfigChange hooks for settings files changed since the last prompt (they apply

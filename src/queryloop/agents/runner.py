@@ -46,7 +46,7 @@ from ..messages.types import (
 )
 from ..messages.usage import Usage
 from ..providers.base import MessageComplete
-from ..providers.models import ALIASES, cost_usd, get_model_info
+from ..providers.models import cost_usd, get_model_info, model_for
 from ..session import LoadedSession, Transcript
 from ..session.timing import TimingRecorder
 from ..tools.base import Tool, ToolContext
@@ -117,13 +117,7 @@ def failure_detail(terminal: Terminal | None, detail: str, max_turns: int | None
 
 def resolve_model(requested: str | None, host: SubagentHost) -> str:
     """`inherit`/None → the parent's model; an alias → its id (Anthropic models only)."""
-    if not requested or requested == "inherit":
-        return host.model
-    if requested in ALIASES:
-        return (
-            ALIASES[requested] if getattr(host.provider, "name", "") == "anthropic" else host.model
-        )
-    return requested
+    return model_for(requested, host.model, getattr(host.provider, "name", ""))
 
 
 def child_tools(host: SubagentHost, definition: AgentDefinition) -> list[Tool]:

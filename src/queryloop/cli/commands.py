@@ -73,8 +73,13 @@ class SlashCommand:
 async def _help(repl: Repl, _: str) -> bool:
     for command in COMMANDS.values():
         repl.console.print(f"  [bold]/{command.name:<9}[/] {command.help}")
-    for name, description in getattr(repl.agent, "skills", {}).items():
-        repl.console.print(f"  [bold]/{name:<9}[/] [dim](skill)[/] {_escape(description[:70])}")
+    for name, skill in getattr(repl.agent, "slash_commands", {}).items():
+        hint = f" {skill.options.argument_hint}" if skill.options.argument_hint else ""
+        label = f"({skill.kind.value}, {skill.source.value})"
+        repl.console.print(
+            f"  [bold]/{_escape(name)}[/]{_escape(hint)} [dim]{label}[/] "
+            f"{_escape(skill.description[:70])}"
+        )
     repl.console.print(
         "  [dim]Esc+Enter or a trailing \\ for a new line · Ctrl-C interrupts · "
         "Ctrl-C twice (or Ctrl-D) exits[/]"

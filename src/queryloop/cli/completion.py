@@ -105,9 +105,13 @@ class ReplCompleter(Completer):
                 yield Completion(f"@{path}", start_position=-len(word), display=path)
 
 
-def help_table(commands: Iterable[Any], skills: Mapping[str, str]) -> dict[str, str]:
-    """{name: help} from `commands.COMMANDS.values()` and the skills (`/name` runs a skill;
-    a command of the same name wins, as `Repl.handle_line` decides)."""
-    table = {name: f"skill: {description}" for name, description in skills.items()}
+def help_table(commands: Iterable[Any], skills: Mapping[str, Any]) -> dict[str, str]:
+    """{name: help} from `commands.COMMANDS.values()` and the user's skills and custom
+    commands (`Agent.slash_commands`: `/name` runs one; a built-in command of the same name
+    wins, as `Repl.handle_line` decides). The help shows a command's `argument-hint`."""
+    table = {}
+    for name, skill in skills.items():
+        hint = skill.options.argument_hint
+        table[name] = f"{skill.kind.value}: {hint + ' ' if hint else ''}{skill.description}"
     table.update({c.name: c.help for c in commands})
     return table

@@ -362,8 +362,8 @@ class Repl:
             return await memory_shortcut(self, text.lstrip("#").strip())
         if text.startswith("/"):
             command, name, arg = parse_slash(text)
-            if command is None and name in self.agent.skills:
-                await self.run_turn(text)  # /<skill-name> [args]: the skill's instructions
+            if command is None and name in self.agent.slash_commands:
+                await self.run_turn(text)  # /<name> [args]: the skill's or command's text
                 return True
             if command is None:
                 self.console.print(f"[red]Unknown command /{name}[/] [dim](try /help)[/]")
@@ -546,7 +546,7 @@ def _prompt_session(repl: Repl) -> Any:
         history=FileHistory(str(home / "history")),
         completer=ReplCompleter(
             repl.options.cwd,
-            lambda: help_table(COMMANDS.values(), repl.agent.skills),
+            lambda: help_table(COMMANDS.values(), repl.agent.slash_commands),
             ready=repl.started,
         ),
         complete_while_typing=False,

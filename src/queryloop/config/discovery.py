@@ -1,8 +1,10 @@
-"""Which agent and skill files exist, at which scope, under which trust.
+"""Which agent, skill and command files exist, at which scope, under which trust.
 
 Agent files: `$QUERYLOOP_HOME/agents/*.md` (user) and `<cwd>/.queryloop/agents/*.md`
 (project). Skills: folders with a `SKILL.md` in `$QUERYLOOP_HOME/skills/` (user) and
-`<cwd>/.queryloop/skills/` (project). A project's files are instructions from whoever wrote
+`<cwd>/.queryloop/skills/` (project). Commands: Markdown files under `$QUERYLOOP_HOME/commands/`
+and `~/.claude/commands/` (user), `<cwd>/.queryloop/commands/` and `<cwd>/.claude/commands/`
+(project), subfolders naming a namespace. A project's files are instructions from whoever wrote
 the repository, so they count only in a trusted folder (`config.trust`), like the project's
 settings.
 
@@ -13,6 +15,7 @@ imports nothing of queryloop: `agents.definitions` is imported at start-up.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -96,3 +99,73 @@ def _skill_files(folder: Path) -> Iterable[Path]:
     if not folder.is_dir():
         return []
     return sorted(p / SKILL_FILE for p in folder.iterdir() if (p / SKILL_FILE).is_file())
+
+
+COMMANDS_DIR = "commands"
+CLAUDE_DIR = ".claude"
+"""Claude Code's folder, in the project (`<cwd>/.claude`) and in the home folder."""
+COMMAND_SUFFIX = ".md"
+
+
+def claude_home() -> Path:
+    """Claude Code's user folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude` (as Claude Code)."""
+    value = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(value).expanduser() if value else Path.home() / CLAUDE_DIR
+
+
+@dataclass(frozen=True, slots=True)
+class FoundCommand:
+    """A command file and the name it is invoked by (`/name`).
+
+    The name is the file's path below its commands folder without `.md`, subfolders joined by
+    `:` (Claude Code's namespacing: `frontend/component.md` is `/frontend:component`)."""
+
+    path: Path
+    scope: FileScope
+    name: str
+
+
+def command_folders(
+    cwd: Path, home: Path, claude: Path, *, trusted: bool
+) -> list[tuple[Path, FileScope]]:
+    """The commands folders, highest precedence first: the user's (queryloop's, then Claude
+    Code's), then the project's (only if trusted; queryloop's, then Claude Code's)."""
+    folders = [(home / COMMANDS_DIR, FileScope.USER), (claude / COMMANDS_DIR, FileScope.USER)]
+    if trusted:
+        folders += [
+            (cwd / PROJECT_DIR / COMMANDS_DIR, FileScope.PROJECT),
+            (cwd / CLAUDE_DIR / COMMANDS_DIR, FileScope.PROJECT),
+        ]
+    return folders
+
+
+def command_files(
+    cwd: Path, home: Path, claude: Path, *, trusted: bool
+) -> tuple[FoundCommand, ...]:
+    """Every command file, highest precedence first, each folder sorted by name."""
+    return tuple(
+        found
+        for folder, scope in command_folders(cwd, home, claude, trusted=trusted)
+        for found in commands_in(folder, scope)
+    )
+
+
+def commands_in(folder: Path, scope: FileScope, namespace: str = "") -> list[FoundCommand]:
+    """The `.md` files under `folder` (subfolders too; hidden ones skipped), named by their
+    path (`a/b.md` is `a:b`), prefixed with `namespace:` when given (a plugin's name)."""
+    if folder.is_file():  # a plugin may list one command file
+        return [FoundCommand(folder, scope, _qualified(namespace, folder.stem))]
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.rglob(f"*{COMMAND_SUFFIX}")):
+        relative = path.relative_to(folder)
+        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+            continue
+        name = ":".join((*relative.parts[:-1], path.stem))
+        found.append(FoundCommand(path, scope, _qualified(namespace, name)))
+    return found
+
+
+def _qualified(namespace: str, name: str) -> str:
+    return f"{namespace}:{name}" if namespace else name

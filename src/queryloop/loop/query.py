@@ -55,17 +55,22 @@ DIMINISHING_RETURNS_TOKENS = 500
 MAX_BUDGET_CONTINUATIONS = 20
 
 
-async def query(params: QueryParams, messages: Sequence[Message]) -> AsyncIterator[LoopEvent]:
+async def query(
+    params: QueryParams, messages: Sequence[Message], *, model: str | None = None
+) -> AsyncIterator[LoopEvent]:
     """Run one query to its end. A thin wrapper over `query_loop` (the place for lifecycle
     work around the loop); the last event is a `TerminalEvent`."""
-    async for event in query_loop(params, messages):
+    async for event in query_loop(params, messages, model=model):
         yield event
 
 
-async def query_loop(params: QueryParams, messages: Sequence[Message]) -> AsyncIterator[LoopEvent]:
+async def query_loop(
+    params: QueryParams, messages: Sequence[Message], *, model: str | None = None
+) -> AsyncIterator[LoopEvent]:
     """The state machine. Yields stream deltas, every message as it is created, one
-    `TransitionEvent` per continue, and finally the `TerminalEvent`."""
-    state = State(messages=tuple(messages), model=params.request_builder.model)
+    `TransitionEvent` per continue, and finally the `TerminalEvent`. `model`: the model of
+    this query (a command's `model`), default the request builder's."""
+    state = State(messages=tuple(messages), model=model or params.request_builder.model)
     while True:
         iteration = _Iteration(params, state)
         async for event in iteration.run():

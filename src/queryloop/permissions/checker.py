@@ -296,6 +296,11 @@ class PermissionChecker:
         rule = self.context.rules.find("deny", tool.name, call.subject, call.mc)
         return None if rule is None else _deny_by_rule(tool.name, call, rule)
 
+    def denies_read(self, path: Path, ctx: ToolContext) -> bool:
+        """Whether a `Read` deny rule covers `path` (a command's `@path` is then not inlined)."""
+        mc = MatchContext(ctx.cwd, self.context.home)
+        return self.context.rules.find("deny", "Read", str(path), mc) is not None
+
     async def evaluate(
         self, tool: Tool, input: Mapping[str, Any], ctx: ToolContext
     ) -> PermissionDecision:

@@ -129,6 +129,18 @@ ALIASES: dict[str, str] = {
     "fable": "claude-fable-5-1",
 }
 
+
+def model_for(requested: str | None, current: str, provider: str) -> str:
+    """The model a subagent or a command asks for, on a session that runs `current` through
+    `provider` (its name): None or `inherit` → `current`; an alias (`haiku`) → its id on an
+    Anthropic session, else `current` (another provider has no such model)."""
+    if not requested or requested == "inherit":
+        return current
+    if requested in ALIASES:
+        return ALIASES[requested] if provider == "anthropic" else current
+    return requested
+
+
 UNKNOWN = ModelInfo(
     id="unknown",
     context_window=200 * _K,

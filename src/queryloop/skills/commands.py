@@ -1,42 +1,73 @@
-"""How a session uses its skills: the Skill tool, `/<skill-name>` prompts, readable folders."""
+"""How a session uses its skills: `/<name> [args]` prompts, the Skill tool, readable folders."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..context.providers.mentions import parse_mentions
 from ..messages.constructors import meta_user_message
 from ..messages.types import Message
 from ..tools.base import Tool
-from .loader import SkillSet, SkillSource
-from .tool import SkillTool, expand_skill
+from .expand import ShellRunner
+from .loader import Skill, SkillSet, SkillSource
+from .tool import SkillTool, render_skill
 
 
-def parse_skill_command(prompt: str, skills: SkillSet) -> tuple[str, str] | None:
-    """(skill name, arguments) when `prompt` is `/<skill-name> [args]`, else None."""
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """A prompt that invokes a skill or command: `/<name> [args]`."""
+
+    skill: Skill
+    args: str
+
+
+@dataclass(frozen=True, slots=True)
+class InvokedMessages:
+    """What an invocation adds after the user's own message: the expanded instructions (a
+    meta message) and the records of `!` commands that were refused; `references` is the
+    text whose `@path` mentions are inlined like the user's own."""
+
+    messages: list[Message] = field(default_factory=list)
+    references: str = ""
+
+
+def parse_invocation(prompt: str, skills: SkillSet) -> Invocation | None:
+    """The invocation when `prompt` is `/<name> [args]` naming a skill the user may invoke
+    (not `user-invocable: false`), else None."""
     text = prompt.strip()
     if not text.startswith("/"):
         return None
     head, _, args = text[1:].partition(" ")
-    if skills.get(head) is None:
+    skill = skills.menu().get(head)
+    if skill is None:
         return None
-    return head, args.strip()
+    return Invocation(skill, args.strip())
 
 
-def skill_command_messages(prompt: str, skills: SkillSet) -> list[Message]:
-    """For `/<skill-name> [args]`: a meta message with the skill's instructions, after the
-    user's own message (kept as typed). Any other prompt: nothing."""
-    parsed = parse_skill_command(prompt, skills)
-    if parsed is None:
-        return []
-    skill = skills.get(parsed[0])
-    assert skill is not None
-    return [meta_user_message(expand_skill(skill, parsed[1]))]
+async def invocation_messages(
+    invocation: Invocation,
+    shell: ShellRunner | None,
+    *,
+    denials: Callable[[], list[Message]] = list,
+    read_denied: Callable[[str], bool] = lambda _: False,
+) -> InvokedMessages:
+    """The messages `/<name> [args]` adds after the user's message (kept as typed): the
+    skill's instructions, expanded; then `denials()` (the refused `!` commands). `@path`
+    references a Read deny rule covers (`read_denied`) are not inlined."""
+    rendered = await render_skill(invocation.skill, invocation.args, shell)
+    references = rendered.references
+    for mention in parse_mentions(references):
+        if read_denied(mention.path):
+            references = references.replace(mention.raw, "")
+    return InvokedMessages([meta_user_message(rendered.text), *denials()], references)
 
 
 def skill_tools(skills: SkillSet, *, builtin: bool) -> list[Tool]:
-    """The Skill tool when there are skills and the session uses the built-in tool set (an
-    SDK caller who lists its own tools gets exactly those)."""
-    if not skills or not builtin:
+    """The Skill tool when there are skills the model may invoke and the session uses the
+    built-in tool set (an SDK caller who lists its own tools gets exactly those)."""
+    if not skills.listing() or not builtin:
         return []
     return [SkillTool(lambda: skills)]
 

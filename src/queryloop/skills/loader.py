@@ -1,4 +1,5 @@
-"""Finding and reading skills: folders with a `SKILL.md` (the open Agent Skills format).
+"""Finding and reading skills: folders with a `SKILL.md` (the open Agent Skills format), and
+custom commands, Markdown files in a commands folder (Claude Code's `.claude/commands/`).
 
 A skill is a folder whose `SKILL.md` starts with YAML front matter naming it and saying when
 to use it, followed by Markdown instructions; other files in the folder (references,
@@ -19,23 +20,41 @@ to the first paragraph of the body; personal skills win over project skills of t
 name). Folders: `$QUERYLOOP_HOME/skills/` (the user's) and `<cwd>/.queryloop/skills/` (the
 project's, only in a trusted workspace: a cloned repository's skills are instructions from a
 stranger). `config.discovery` finds the files; this module reads and parses them.
+
+Claude Code merged custom commands into skills ("a file at `.claude/commands/deploy.md` and a
+skill at `.claude/skills/deploy/SKILL.md` both create `/deploy` and work the same way"), and
+so does queryloop: a command file is a `Skill` of kind `COMMAND`, named by its path
+(`frontend/component.md` is `/frontend:component`), its front matter read with the same
+fields. A skill wins over a command of the same name at the same scope.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ..config.discovery import SKILL_FILE, FileScope, skill_files
+from ..config.discovery import (
+    SKILL_FILE,
+    FileScope,
+    FoundCommand,
+    claude_home,
+    command_files,
+    skill_files,
+)
+from .options import SkillOptions, parse_options
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_SKILL_BYTES = 256 * 1024
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_COMMAND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(?::[A-Za-z0-9][A-Za-z0-9_.-]*)*$")
+_HINT_LINE = re.compile(r"^(argument-hint:[ \t]*)(\[.*?)[ \t]*$", re.M)
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?P<yaml>.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 
 
@@ -43,23 +62,37 @@ SkillSource = FileScope
 """Where a skill was found: the scope `config.discovery` found its folder at."""
 
 
+class SkillKind(StrEnum):
+    """A skill folder (`<name>/SKILL.md`) or a command file (`<name>.md`)."""
+
+    SKILL = "skill"
+    COMMAND = "command"
+
+
 @dataclass(frozen=True, slots=True)
 class Skill:
-    """One skill: its name, when to use it, and where its files are."""
+    """One skill or command: its name, when to use it, where its files are, its options."""
 
     name: str
+    """The name it is invoked by (`/name`, `Skill {"skill": name}`); `a:b` when namespaced."""
     description: str
     folder: Path
+    """The skill's folder (a command's: the folder its file is in): `${CLAUDE_SKILL_DIR}`."""
     source: SkillSource
     metadata: Mapping[str, Any]
+    """The front matter as written."""
+    path: Path | None = None
+    """The file its instructions are read from (default: `folder/SKILL.md`)."""
+    kind: SkillKind = SkillKind.SKILL
+    options: SkillOptions = field(default_factory=SkillOptions)
 
     @property
     def file(self) -> Path:
-        """Its SKILL.md."""
-        return self.folder / SKILL_FILE
+        """Its SKILL.md (a command: its Markdown file)."""
+        return self.path or self.folder / SKILL_FILE
 
     def body(self) -> str:
-        """The instructions (SKILL.md without its front matter), read now: the file may have
+        """The instructions (the file without its front matter), read now: the file may have
         changed since the skill was listed, and the newest version is what the user means."""
         _, body = split_front_matter(_read(self.file))
         return body.strip()
@@ -91,16 +124,38 @@ class SkillSet:
         return self.skills.get(name.lstrip("/"))
 
     def listing(self) -> dict[str, str]:
-        """Name -> description, for the skill-listing delta attachment."""
-        return {name: skill.description for name, skill in sorted(self.skills.items())}
+        """Name -> description of what the model may invoke, for the skill-listing delta
+        (`disable-model-invocation` keeps a skill out: its description is not in context)."""
+        return {
+            name: skill.description
+            for name, skill in sorted(self.skills.items())
+            if not skill.options.disable_model_invocation
+        }
+
+    def menu(self) -> dict[str, Skill]:
+        """Name -> skill of what the user may type as `/name` (`user-invocable: false` hides
+        a skill from the menu), for /help and Tab completion."""
+        return {n: s for n, s in sorted(self.skills.items()) if s.options.user_invocable}
 
 
-def load_skills(cwd: Path, home: Path, *, trusted: bool) -> SkillSet:
-    """Every usable skill in the user's and (if trusted) the project's skills folder."""
+def load_skills(cwd: Path, home: Path, *, trusted: bool, claude: Path | None = None) -> SkillSet:
+    """Every usable skill and command in the user's and (if trusted) the project's folders.
+
+    Order decides a name taken twice: the user's before the project's, and at one scope a
+    skill before a command (Claude Code's rule)."""
+    claude = claude or claude_home()
     found: dict[str, Skill] = {}
     problems: list[SkillProblem] = []
-    for file in skill_files(cwd, home, trusted=trusted):
-        skill = _load_one(file.path, file.scope, problems)
+    user_commands, project_commands = _by_scope(command_files(cwd, home, claude, trusted=trusted))
+    skills = skill_files(cwd, home, trusted=trusted)
+    ordered: list[tuple[Path, FileScope, str | None]] = [
+        *((f.path, f.scope, None) for f in skills if f.scope is FileScope.USER),
+        *((c.path, c.scope, c.name) for c in user_commands),
+        *((f.path, f.scope, None) for f in skills if f.scope is not FileScope.USER),
+        *((c.path, c.scope, c.name) for c in project_commands),
+    ]
+    for path, scope, command in ordered:
+        skill = _load_one(path, scope, command, problems)
         if skill is not None and skill.name not in found:
             found[skill.name] = skill
     return SkillSet(found, tuple(problems))
@@ -114,11 +169,22 @@ def parse_skill(text: str, folder: Path, source: SkillSource) -> Skill:
         raise ValueError(
             f"name {name!r} must be 1-{MAX_NAME} lowercase letters, digits and single hyphens"
         )
-    description = str(meta.get("description") or _first_paragraph(body)).strip()
-    if not description:
-        raise ValueError("no description (front matter `description:` or a first paragraph)")
-    description = " ".join(description.split())[:MAX_DESCRIPTION]
-    return Skill(name, description, folder, source, meta)
+    description = _description(meta, body)
+    return Skill(name, description, folder, source, meta, options=parse_options(meta))
+
+
+def parse_command(text: str, path: Path, name: str, source: SkillSource) -> Skill:
+    """A command file as a `Skill`: named by its path (the front matter's `name` is only a
+    label, as in Claude Code), described by `description` or its first paragraph."""
+    if not _COMMAND_NAME.match(name):
+        raise ValueError(
+            f"command name {name!r} must be letters, digits, '.', '_' and '-' (':' between "
+            "folder levels)"
+        )
+    meta, body = split_front_matter(text)
+    description = _description(meta, body, required=False) or f"(command /{name})"
+    options = parse_options(meta)
+    return Skill(name, description, path.parent, source, meta, path, SkillKind.COMMAND, options)
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
@@ -129,7 +195,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     if match is None:
         return {}, text
     try:
-        data = yaml.safe_load(match.group("yaml"))
+        data = _safe_load(match.group("yaml"))
     except yaml.YAMLError as exc:
         raise ValueError(f"invalid YAML front matter: {exc}") from None
     if data is None:
@@ -139,12 +205,47 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return data, text[match.end() :]
 
 
-def _load_one(path: Path, source: SkillSource, problems: list[SkillProblem]) -> Skill | None:
+def _safe_load(text: str) -> Any:
+    """YAML, and one leniency Claude Code's users rely on: `argument-hint: [a] [b]` (not valid
+    YAML; its own command docs write it so) is read as the text it shows."""
+    import yaml
+
     try:
-        return parse_skill(_read(path), path.parent, source)
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        quoted = _HINT_LINE.sub(lambda m: m.group(1) + json.dumps(m.group(2)), text)
+        if quoted == text:
+            raise
+        return yaml.safe_load(quoted)
+
+
+def _by_scope(
+    commands: tuple[FoundCommand, ...],
+) -> tuple[list[FoundCommand], list[FoundCommand]]:
+    user = [c for c in commands if c.scope is FileScope.USER]
+    return user, [c for c in commands if c.scope is not FileScope.USER]
+
+
+def _description(meta: Mapping[str, Any], body: str, *, required: bool = True) -> str:
+    description = str(meta.get("description") or _first_paragraph(body)).strip()
+    if not description and required:
+        raise ValueError("no description (front matter `description:` or a first paragraph)")
+    return " ".join(description.split())[:MAX_DESCRIPTION]
+
+
+def _load_one(
+    path: Path, source: SkillSource, command: str | None, problems: list[SkillProblem]
+) -> Skill | None:
+    try:
+        if command is not None:
+            skill = parse_command(_read(path), path, command, source)
+        else:
+            skill = parse_skill(_read(path), path.parent, source)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         problems.append(SkillProblem(path, str(exc)))
         return None
+    problems.extend(SkillProblem(path, warning) for warning in skill.options.warnings)
+    return skill
 
 
 def _read(path: Path) -> str:

@@ -2,20 +2,25 @@
 
 Claude Code's name and fields (`Skill {skill, args}`), so hooks and permission rules that name
 it carry over. Until the tool is called only each skill's name and description are in the
-context (the `skill_listing_delta` attachment); the result carries the SKILL.md body and the
-skill's folder, so the files it mentions are read on demand with Read.
+context (the `skill_listing_delta` attachment); the result carries the skill's body, its
+arguments and `!` commands expanded (`skills.expand`), and the skill's folder, so the files it
+mentions are read on demand with Read. A skill marked `disable-model-invocation` is the
+user's to run: the model is told to ask for `/name` instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ..tools.base import BaseTool, ToolContext, ToolProgress, ToolResult
 from ..tools.builtin._common import StrictInput
-from .loader import Skill, SkillSet
+from .expand import ShellRunner, run_shell, shell_commands, substitute
+from .loader import Skill, SkillKind, SkillSet
+from .shell import ThreadShell
 
 DESCRIPTION = """Execute a skill within the main conversation.
 
@@ -31,28 +36,52 @@ The instructions may name other files in the skill's folder: read them with Read
 instructions call for them, not before. Do not call a skill that is not listed, and do not
 call it again once its instructions are in the conversation."""
 
+SKILL_DIR = "CLAUDE_SKILL_DIR"
+
 
 class SkillInput(StrictInput):
     skill: str = Field(description='The skill name, e.g. "release-notes"')
     args: str | None = Field(default=None, description="Optional arguments for the skill")
 
 
-def expand_skill(skill: Skill, args: str | None) -> str:
-    """The text that loads a skill: where its files are, then its instructions with
-    `$ARGUMENTS` replaced (or the arguments appended when it has no placeholder)."""
-    body = skill.body()
-    args = (args or "").strip()
-    if "$ARGUMENTS" in body:
-        body = body.replace("$ARGUMENTS", args)
-    elif args:
-        body = f"{body}\n\nARGUMENTS: {args}"
-    return (
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A skill's text as the model gets it, and the part of it that may name files to inline
+    (`@path`): the instructions with the arguments in place, not the commands' output."""
+
+    text: str
+    references: str
+
+
+async def render_skill(skill: Skill, args: str | None, shell: ShellRunner | None) -> Rendered:
+    """The text that loads a skill: its body with the arguments and variables substituted and
+    its `!` commands run (`shell`; None: they are not run, and the text says so); a skill
+    (not a command) says where its files are."""
+    variables = {SKILL_DIR: str(skill.folder)}
+    body = substitute(skill.body(), args or "", names=skill.options.arguments, variables=variables)
+    references = body
+    for command in shell_commands(body):
+        references = references.replace(command, "")
+    text = await run_shell(body, shell)
+    if skill.kind is SkillKind.COMMAND:
+        return Rendered(text, references)
+    wrapped = (
         f'<skill name="{skill.name}">\n'
         f"Base directory for this skill: {skill.folder}\n"
         "(Files the instructions mention are relative to it: read them with Read when "
         "needed.)\n\n"
-        f"{body}\n</skill>"
+        f"{text}\n</skill>"
     )
+    return Rendered(wrapped, references)
+
+
+def thread_shell(ctx: ToolContext) -> ThreadShell | None:
+    """The `!` command runner of the thread `ctx` belongs to: its tools, checker and hooks
+    (from its subagent host); None where the context has no host."""
+    host = ctx.subagents
+    if host is None:
+        return None
+    return ThreadShell(host.tools, ctx, host.permission, host.hooks)
 
 
 class SkillTool(BaseTool[SkillInput]):
@@ -69,9 +98,16 @@ class SkillTool(BaseTool[SkillInput]):
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         skills = self._skills()
-        if skills.get(input.skill) is None:
-            known = ", ".join(sorted(skills.skills)) or "none"
+        skill = skills.get(input.skill)
+        if skill is None:
+            known = ", ".join(sorted(skills.listing())) or "none"
             return f"Unknown skill: {input.skill}. Available skills: {known}"
+        if skill.options.disable_model_invocation:
+            return (
+                f"The skill {skill.name} can only be run by the user "
+                "(disable-model-invocation): do not carry out its steps yourself; ask the "
+                f"user to run /{skill.name} if it is what they want."
+            )
         return None
 
     def permission_subject(self, input: Any) -> str | None:
@@ -80,7 +116,10 @@ class SkillTool(BaseTool[SkillInput]):
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         skill = self._skills().get(input.skill)
         assert skill is not None  # validate_input checked it
+        shell = thread_shell(ctx)
+        rendered = await render_skill(skill, input.args, shell)
         yield ToolResult(
-            content=expand_skill(skill, input.args),
+            content=rendered.text,
             data={"skill": skill.name, "folder": str(skill.folder)},
+            new_messages=tuple(shell.denials) if shell is not None else (),
         )

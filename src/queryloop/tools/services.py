@@ -8,10 +8,13 @@ the packages that provide them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from .base import PermissionChecker, Tool, ToolHooks
 
 HiddenPaths = Callable[[Path], bool]
 """True for a path that `Read` deny rules protect. The permission checker puts one on the
@@ -37,6 +40,21 @@ class SubagentService(Protocol):
     @property
     def agent_id(self) -> str | None:
         """The agent id of the thread the host belongs to (None: the main thread)."""
+        ...
+
+    @property
+    def tools(self) -> Sequence[Tool]:
+        """The thread's tools (a skill's `!` commands run with its Bash tool)."""
+        ...
+
+    @property
+    def permission(self) -> PermissionChecker | None:
+        """The thread's permission checker."""
+        ...
+
+    @property
+    def hooks(self) -> ToolHooks | None:
+        """The hooks the thread's tool calls run with."""
         ...
 
 
