@@ -49,8 +49,9 @@ from ..session.live import model_table_price
 from ..session.timing import TimingRecorder
 from ..skills.commands import skill_read_dirs, skill_tools
 from ..skills.loader import SkillSet, load_skills
+from ..telemetry import Telemetry, create_telemetry
 from ..tools import builtin_tools
-from ..tools.base import FileReadRecord, Tool, ToolContext
+from ..tools.base import FileReadRecord, Tool, ToolContext, ToolObserver, observers
 from ..tools.builtin import selected_builtin_names
 from ..tools.builtin.tool_search import ToolSearchTool
 from ..tools.deferred import is_mcp_tool
@@ -66,6 +67,8 @@ if TYPE_CHECKING:
     from ..tools.mcp_launch import McpLaunch
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
+MAIN_AGENT_NAME = "queryloop"
+"""`gen_ai.agent.name` of the main thread (a subagent's is its agent type)."""
 COMPACTION_MAX_TOKENS = 20_000
 DEFAULT_OUTPUT_TOKENS = 8_192
 
@@ -110,12 +113,14 @@ async def assemble(
     timing = build_timing(session, compact_config)
     session_dir = build_session_dir(transcript)
     tasks = build_tasks(session_dir)
+    telemetry = build_telemetry(options, session, model, tasks)
+    trace = telemetry.thread(agent_name=MAIN_AGENT_NAME, model=model.name)
     sandbox = build_sandbox(options, workspace, home, notices)
     if sandbox is not None:
         exit_stack.push_async_callback(sandbox.aclose)
     tools = build_tools(options, mcp, workspace, skills, compact_config.context_window)
     permission_context = build_permission_context(options, workspace, home, sandbox)
-    hooks = build_hooks(options, workspace, session, permission_context, notices, model)
+    hooks = build_hooks(options, workspace, session, permission_context, notices, model, telemetry)
     permission = build_permission(options, permission_context, hooks)
     session_context = SessionContext(options.cwd, user_home=home)
     limits = build_output_limits(options, model.info)
@@ -124,11 +129,11 @@ async def assemble(
         thread_options, session, provider=model.provider, permission=permission, hooks=hooks,
         tasks=tasks, session_dir=session_dir, cwd=options.cwd, home=home,
         trusted=workspace.trusted, agents=options.agents, max_depth=options.max_subagent_depth,
-        notify=notices.add,
+        notify=notices.add, telemetry=telemetry,
     )  # fmt: skip
     tool_context = build_tool_context(
-        options, workspace, session_dir, skills, timing, tasks, subagents.host, sandbox,
-        read_files=session.read_files,
+        options, workspace, session_dir, skills, observers(timing, trace) or timing, tasks,
+        subagents.host, sandbox, read_files=session.read_files,
     )  # fmt: skip
     checkpoints = build_checkpoints(tool_context)
     main = build_thread(
@@ -166,7 +171,8 @@ async def assemble(
         compactor=compactor, summarizer=summarizer, hooks=hooks, permission=permission,
         session=session, tools=tools, attachments=attachments, subagents=subagents,
         skills=skills, checkpoints=checkpoints, notices=notices, timing=timing,
-        exit_stack=exit_stack, mcp=mcp, settings_watch=build_settings_watch(workspace),
+        telemetry=telemetry, trace=trace, exit_stack=exit_stack, mcp=mcp,
+        settings_watch=build_settings_watch(workspace),
         user_context_text="\n".join(session_context.user_context().values()),
     )  # fmt: skip
 
@@ -257,12 +263,27 @@ def build_timing(session: Session, config: CompactConfig) -> TimingRecorder:
     )
 
 
+def build_telemetry(
+    options: AgentOptions, session: Session, model: ModelChoice, tasks: TaskManager
+) -> Telemetry:
+    """The session's traces (`queryloop.telemetry`): on `tracer_provider`, else on the
+    provider registered with OpenTelemetry, else none. It hears the background tasks."""
+    telemetry = create_telemetry(
+        options.tracer_provider,
+        provider_name=model.provider.name,
+        conversation_id=lambda: session.session_id,  # a new one after /clear
+    )
+    if telemetry.enabled:
+        tasks.subscribe(telemetry.task_event)
+    return telemetry
+
+
 def build_tool_context(
     options: AgentOptions,
     workspace: Workspace,
     session_dir: Path | None,
     skills: SkillSet,
-    observer: TimingRecorder,
+    observer: ToolObserver,
     tasks: TaskManager,
     subagents: SubagentHost,
     sandbox: Sandbox | None = None,
@@ -271,9 +292,10 @@ def build_tool_context(
 ) -> ToolContext:
     """The main thread's tool state: the folders it may read (the session folder holds
     spilled tool results the model is told to Read back; skills' folders), the env, the
-    timing observer, the session's background tasks, the host its subagents start from and
-    the Bash sandbox. `read_files` is the session's record of the files the agent has seen
-    (`Session.read_files`, restored on resume); the context shares that dict."""
+    observer of its tool calls (timing, trace), the session's background tasks, the host its
+    subagents start from and the Bash sandbox. `read_files` is the session's record of the
+    files the agent has seen (`Session.read_files`, restored on resume); the context shares
+    that dict."""
     seen = read_files if read_files is not None else {}
     return ToolContext(
         read_files=seen,
@@ -414,6 +436,7 @@ def build_hooks(
     permission: PermissionContext,
     notices: Notices,
     model: ModelChoice,
+    telemetry: Telemetry,
 ) -> HookRunner:
     """The settings' hooks and the caller's; their warnings become notices; prompt hooks ask
     the model table's fast model (else the session's) through the session's provider."""
@@ -432,6 +455,7 @@ def build_hooks(
         on_warning=notices.hook_warning,
         on_status=options.on_hook_status,
         ask_model=prompt_model(provider, fast),
+        observer=telemetry if telemetry.enabled else None,
     )
 
 

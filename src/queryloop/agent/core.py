@@ -219,7 +219,9 @@ class Agent:
         self.last_result = None
         recorder = RunRecorder(self.session)
         try:
-            async for event in self._stream(prompt):
+            runtime = await self._start_work()
+            # The prompt's spans (queryloop.telemetry): a no-op unless the session traces.
+            async for event in runtime.trace.run(self._stream(runtime, prompt), prompt=prompt):
                 recorder.observe(event)
                 yield event
         finally:
@@ -233,8 +235,7 @@ class Agent:
         runtime.params.tool_context.abort.reset()
         return runtime
 
-    async def _stream(self, prompt: str) -> AsyncIterator[LoopEvent]:
-        runtime = await self._start_work()
+    async def _stream(self, runtime: Runtime, prompt: str) -> AsyncIterator[LoopEvent]:
         session = self.session
         session.begin_prompt()
         async for resumed in self._resume_interrupted(runtime):
@@ -378,10 +379,13 @@ class Agent:
         request is billed to the session. Returns the applied event (None: nothing to
         compact, or a PreCompact hook blocked it)."""
         runtime = await self._start_work()
-        result = await runtime.compact(self.session.messages, instructions)
-        if result is None:
-            return None
-        event = compaction_event(result.messages, CompactTrigger.MANUAL, result)
+        with runtime.trace.compaction() as record:
+            result = await runtime.compact(self.session.messages, instructions)
+            if result is None:
+                record(None)
+                return None
+            event = compaction_event(result.messages, CompactTrigger.MANUAL, result)
+            record(event)
         self.session.apply(event)
         self.session.sync()
         return event

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from ..agents.definitions import AgentDefinition
 from ..agents.host import DEFAULT_MAX_DEPTH
@@ -29,6 +29,9 @@ from ..providers.base import ModelProvider
 from ..providers.retry import RetryPolicy
 from ..tools.base import Tool
 from ..tools.builtin import selected_builtin_names
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 """Claude Code's permission mode names (`PermissionMode` values)."""
@@ -133,6 +136,11 @@ class AgentOptions:
     (`.queryloop/agents/*.md`, `$QUERYLOOP_HOME/agents/*.md`); these win by name."""
     max_subagent_depth: int = DEFAULT_MAX_DEPTH
     """How deep subagents may nest (1: subagents cannot start subagents)."""
+    tracer_provider: TracerProvider | None = None
+    """The OpenTelemetry `TracerProvider` that gets the session's spans (docs/telemetry.md);
+    None: the provider registered with the OpenTelemetry API, if any (else nothing is
+    traced). Message content is recorded only when
+    `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is true."""
 
 
 class AgentKwargs(TypedDict, total=False):
@@ -176,6 +184,7 @@ class AgentKwargs(TypedDict, total=False):
     summary_model: str | None
     agents: Sequence[AgentDefinition]
     max_subagent_depth: int
+    tracer_provider: TracerProvider | None
 
 
 def make_options(model: str | None, kwargs: Mapping[str, Any]) -> AgentOptions:

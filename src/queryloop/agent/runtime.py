@@ -36,6 +36,7 @@ from ..skills.commands import (
 )
 from ..skills.loader import SkillSet
 from ..skills.shell import ThreadShell
+from ..telemetry import Telemetry, ThreadTrace
 from ..tools.base import Tool
 from .attachments import SessionAttachments
 from .hook_points import SettingsWatch, memory_loaded
@@ -143,6 +144,10 @@ class Runtime:
     notices: Notices
     timing: TimingRecorder
     """Timing records for the session report: loop events (the Agent) and tool calls."""
+    telemetry: Telemetry
+    """The session's traces (no-op when nothing traces): hooks, background tasks, threads."""
+    trace: ThreadTrace
+    """The main thread's spans: the Agent runs each prompt inside it (`ThreadTrace.run`)."""
     exit_stack: AsyncExitStack
     """What `aclose` stops (MCP servers, background tasks, the provider's client)."""
     settings_watch: SettingsWatch | None = None

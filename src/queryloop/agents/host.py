@@ -8,12 +8,13 @@ context, so nesting is bounded by `max_depth`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..context.request import ToolSchemaCache
 from ..providers.base import ModelProvider
+from ..telemetry import Telemetry
 from ..tools.base import PermissionChecker, Tool
 from .definitions import AgentCatalog, LoadedAgents
 from .thread import OutputLimits, ThreadOptions
@@ -54,6 +55,8 @@ class SubagentHost:
     """The agent id of the thread this host belongs to (None: the main thread)."""
     deferred_names: frozenset[str] = frozenset()
     """Tools the parent loads through ToolSearch: a subagent defers the same ones."""
+    telemetry: Telemetry = field(default_factory=Telemetry)
+    """The session's traces: each subagent gets its own thread's spans from it."""
 
     @property
     def model(self) -> str:

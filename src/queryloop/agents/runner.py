@@ -49,7 +49,7 @@ from ..providers.base import MessageComplete
 from ..providers.models import cost_usd, get_model_info, model_for
 from ..session import LoadedSession, Transcript
 from ..session.timing import TimingRecorder
-from ..tools.base import Tool, ToolContext
+from ..tools.base import Tool, ToolContext, ToolObserver, observers
 from ..tools.deferred import partition_tools
 from .definitions import GENERAL_PURPOSE_AGENT, AgentDefinition
 from .host import AGENT_TOOL_NAME, SubagentHost
@@ -149,7 +149,7 @@ def child_context(
     *,
     subagents: SubagentHost | None = None,
     agent_id: str | None = None,
-    observer: TimingRecorder | None = None,
+    observer: ToolObserver | None = None,
 ) -> ToolContext:
     """The subagent's own tool state: same folders and env, its own cwd, reads and todos;
     its own `subagents` host, `agent_id` and timing `observer` (None: the runner's caller
@@ -246,6 +246,13 @@ class SubagentRun:
         self.outcome: SubagentOutcome | None = None
         self.transcript: Transcript | None = None
         self.timing: TimingRecorder | None = None
+        self.trace = host.telemetry.thread(
+            agent_name=self.definition.name,
+            model=self.model,
+            agent_id=self.agent_id,
+            description=self.definition.description,
+        )
+        """The subagent's spans, nested under the Agent tool call that started it."""
         self._usage = Usage()
         self._cost = 0.0
         self._responses = 0
@@ -260,7 +267,11 @@ class SubagentRun:
         permission = child_permission(host.permission, definition)
         own = host.child(agent_id=self.agent_id, tools=tools, permission=permission)
         ctx = child_context(
-            self.parent_ctx, self.abort, subagents=own, agent_id=self.agent_id, observer=self.timing
+            self.parent_ctx,
+            self.abort,
+            subagents=own,
+            agent_id=self.agent_id,
+            observer=observers(self.timing, self.trace),
         )
         self.thread = build_thread(
             child_options(host, definition, self.model, tools),
@@ -319,7 +330,7 @@ class SubagentRun:
             for message in await self._opening(params):
                 messages.append(message)
                 self._persist(message)
-            async for event in query(params, messages):
+            async for event in self.trace.run(query(params, messages), prompt=self.prompt):
                 item = self._observe(event)
                 if isinstance(event, TerminalEvent):
                     terminal = event

@@ -23,6 +23,7 @@ from ..messages.interruption import Interruption
 from ..messages.types import AssistantMessage, Message, UserMessage
 from ..session import RequestKind
 from ..tasks import TaskManager
+from ..telemetry import Telemetry
 from .definitions import AgentCatalog, AgentDefinition
 from .host import DEFAULT_MAX_DEPTH, SubagentHost
 from .sidechain import SUBAGENTS_DIR, find_sidechains
@@ -73,6 +74,7 @@ def build_subagents(
     agents: Sequence[AgentDefinition] = (),
     max_depth: int = DEFAULT_MAX_DEPTH,
     notify: Callable[[str], None],
+    telemetry: Telemetry | None = None,
 ) -> SubagentParts:
     """The session's subagents and background tasks (see the module docstring), inheriting
     from the `main` thread's options, checker and hooks; `provider` is the session's,
@@ -94,6 +96,7 @@ def build_subagents(
         tasks=tasks,
         max_depth=max_depth,
         deferred_names=frozenset(t.name for t in main.tools.deferred),
+        telemetry=telemetry or Telemetry(),
     )
     return SubagentParts(catalog=catalog, tasks=tasks, host=host, notify=notify)
 

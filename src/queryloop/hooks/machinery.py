@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .callables import run_callable_hook
 from .config import (
@@ -41,6 +41,13 @@ log = logging.getLogger(__name__)
 StatusCallback = Callable[[HookStatus], None]
 
 
+class HookObserver(Protocol):
+    """Told when a hook handler starts (in the task that runs it) and, through what
+    `hook_started` returns, how its run ended: the trace's hook spans."""
+
+    def hook_started(self, event: HookEvent, hook: Hook) -> Callable[[HookRun], None]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """The call a tool event is about, for handlers' `if` (relative paths: against `cwd`)."""
@@ -57,7 +64,8 @@ class HookMachinery:
     kept in `warnings` and logged. `on_status` receives a `HookStatus` when a hook with a
     `statusMessage` starts and when it ends (the CLI shows it as its spinner's text).
     `ask_model` answers prompt hooks; `session_id`, `transcript_path` and `permission_mode`
-    may be callables (/clear starts a new session; the REPL may switch modes).
+    may be callables (/clear starts a new session; the REPL may switch modes). `observer`
+    hears each handler's start and end (the session's trace, `queryloop.telemetry`).
     """
 
     def __init__(
@@ -72,8 +80,10 @@ class HookMachinery:
         on_warning: Callable[[HookWarning], None] | None = None,
         on_status: StatusCallback | None = None,
         ask_model: PromptModel | None = None,
+        observer: HookObserver | None = None,
     ) -> None:
         self.config = config
+        self.observer = observer
         self.cwd = cwd
         self._session_id = session_id
         self._transcript_path = transcript_path
@@ -175,9 +185,14 @@ class HookMachinery:
         status = getattr(hook, "status_message", None)
         if status:
             self._status(HookStatus(event.value, hook.label, status, running=True))
+        finished = self.observer.hook_started(event, hook) if self.observer else None
+        run = HookRun(hook.label, None, error="cancelled")
         try:
-            return await self._dispatch(hook, event, data, cap)
+            run = await self._dispatch(hook, event, data, cap)
+            return run
         finally:
+            if finished is not None:
+                finished(run)
             if status:
                 self._status(HookStatus(event.value, hook.label, status, running=False))
 

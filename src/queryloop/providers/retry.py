@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
@@ -120,7 +121,27 @@ async def retrying_stream(
                 raise
             delay = policy.delay_for(error, retries)
             retries += 1
+            _note_retry(error, retries, delay)
             await wait_or_abort(delay, abort)
+
+
+RETRY_EVENT = "queryloop.request.retry"
+"""The span event of a retry (`queryloop.telemetry.semconv.EVENT_RETRY`)."""
+
+
+def _note_retry(error: ProviderError, retry: int, delay: float) -> None:
+    """Add a retry event to the current span: the request's `chat` span when the session
+    traces (`queryloop.telemetry`), else OpenTelemetry's no-op span. The API is reached
+    through `sys.modules` so that a process that never loaded it does not load it here."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return
+    attributes = {
+        "retry": retry,
+        "delay_s": round(delay, 3),
+        "error.type": type(error).__name__,
+    }
+    trace.get_current_span().add_event(RETRY_EVENT, attributes)
 
 
 async def race_abort(

@@ -76,11 +76,40 @@ class FileReadRecord:
 
 class ToolObserver(Protocol):
     """Told when a tool call starts running and when it is done (the session report's
-    timeline). Called synchronously by the executor; must be quick and must not raise."""
+    timeline, the trace's tool spans). Called synchronously by the executor; must be quick
+    and must not raise. `tool_started` is called in the asyncio task that runs the call, so
+    a context variable it sets (the trace context) is seen by the call and what it starts,
+    and by nothing else; `tool_finished` also comes for a call that never started."""
 
     def tool_started(self, block: ToolUseBlock) -> None: ...
 
     def tool_finished(self, block: ToolUseBlock, results: Sequence[Message]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolObservers:
+    """Several observers of one thread's tool calls, told in order (timing, then trace)."""
+
+    observers: tuple[ToolObserver, ...]
+
+    def tool_started(self, block: ToolUseBlock) -> None:
+        """Tell every observer that `block` started."""
+        for observer in self.observers:
+            observer.tool_started(block)
+
+    def tool_finished(self, block: ToolUseBlock, results: Sequence[Message]) -> None:
+        """Tell every observer that `block` is done."""
+        for observer in self.observers:
+            observer.tool_finished(block, results)
+
+
+def observers(*found: ToolObserver | None) -> ToolObserver | None:
+    """One observer for those of `found` that exist and listen (None when none does): an
+    observer whose `enabled` is False (an untraced session's trace) is left out."""
+    present = tuple(o for o in found if o is not None and getattr(o, "enabled", True))
+    if len(present) <= 1:
+        return present[0] if present else None
+    return ToolObservers(present)
 
 
 @dataclass

@@ -223,14 +223,15 @@ class StreamingToolExecutor:
         call.status = CallStatus.RUNNING
         self._running.add(call)
         self.timings[call.block.id] = (time.monotonic(), None)
-        if self._ctx.observer is not None:
-            self._ctx.observer.tool_started(call.block)
         task = asyncio.get_running_loop().create_task(self._run(call))
         call.task = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _run(self, call: _Call) -> None:
+        if self._ctx.observer is not None:
+            # In this task: what the observer sets in the context is the call's alone.
+            self._ctx.observer.tool_started(call.block)
         stream = run_tool_call(
             call.block,
             self._tools,

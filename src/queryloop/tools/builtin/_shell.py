@@ -7,6 +7,7 @@ import contextlib
 import os
 import shlex
 import signal
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,22 @@ PIPE_GRACE_S = 0.5
 """How long to wait for output after the shell exited (a background child may hold the pipe)."""
 REAP_TIMEOUT_S = 5.0
 EXIT_POLL_S = 0.05
+
+
+def trace_context_env() -> dict[str, str]:
+    """The current span's W3C trace context as environment variables (`TRACEPARENT`,
+    `TRACESTATE`, the carrier names of OpenTelemetry's environment-variable propagation), so
+    a traced program the command runs joins the tool call's trace; empty when nothing is
+    traced. OpenTelemetry is reached through `sys.modules`: a process that never loaded it
+    does not load it here."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None or not trace.get_current_span().get_span_context().is_valid:
+        return {}
+    from opentelemetry.propagate import inject
+
+    carrier: dict[str, str] = {}
+    inject(carrier)
+    return {key.upper(): value for key, value in carrier.items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from ...sandbox import SandboxUnavailableError
 from ..base import BaseTool, ToolContext, ToolError, ToolProgress, ToolResult
 from ..output import truncate_text
 from ._common import StrictInput, field_of, is_inside_working_dirs
-from ._shell import ShellOutcome, run_shell
+from ._shell import ShellOutcome, run_shell, trace_context_env
 from .background import sandbox_writable, start_in_background
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -116,6 +116,7 @@ class BashTool(BaseTool[BashInput]):
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
         env = {**os.environ, **ctx.env, "GIT_PAGER": "cat", "PAGER": "cat"}
+        env.update(trace_context_env())  # the call's span, when the session traces
         note = ""
         if not ctx.cwd.is_dir() and ctx.original_cwd is not None:
             note = f"The working directory {ctx.cwd} no longer exists; using {ctx.original_cwd}"
