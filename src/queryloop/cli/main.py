@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -95,6 +95,32 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
         from ..config.trust import trust_folder as record_trust
 
         record_trust(options.cwd)
+    shutdown_tracing = start_tracing()
+    try:
+        return _run_agent(options, stdin, stdout)
+    finally:
+        if shutdown_tracing is not None:
+            shutdown_tracing()  # the spans still buffered are exported before the exit
+
+
+def start_tracing() -> Callable[[], None] | None:
+    """Traces per the `OTEL_*` variables (docs/telemetry.md): a tracer provider registered
+    for the session, the trace a parent process passed in `TRACEPARENT` continued. Returns
+    the provider's shutdown; None (and nothing imported) when `OTEL_TRACES_EXPORTER` is
+    unset."""
+    import os
+
+    if not os.environ.get("OTEL_TRACES_EXPORTER"):
+        return None
+    from ..telemetry.setup import continue_parent_trace, setup_from_env
+
+    shutdown = setup_from_env(os.environ)
+    if shutdown is not None:
+        continue_parent_trace(os.environ)
+    return shutdown
+
+
+def _run_agent(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
     from .preload import start_preload, startup_notices
 
     # The SDK loads in the background while settings, session and MCP servers are prepared.
