@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -354,4 +355,6 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     (root / "src").mkdir(parents=True)
     (root / ".env").write_text("SECRET=1\n")
+    with tarfile.open(root / "a.tgz", "w:gz") as archive:  # `tar -xzf a.tgz` reads it
+        archive.add(root / ".env", "src/.env.example")
     return root

@@ -39,17 +39,20 @@ _PROJECT_TREES = (
     (".vscode", "editor tasks and settings that run code"),
     (".idea", "editor run configurations"),
     (".husky", "git hooks (husky)"),
+    (".cargo", "cargo config (runners, build flags)"),
 )
 _PROJECT_FILES = (
     (".mcp.json", "MCP servers"),
     (".gitmodules", "git submodules"),
     (".envrc", "direnv start-up script"),
+    (".pre-commit-config.yaml", "git hooks (pre-commit)"),
 )
 _SHELL_STARTUP = (
     ".bashrc",
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
+    ".bash_aliases",
     ".profile",
     ".zshrc",
     ".zshenv",
@@ -63,20 +66,50 @@ _SHELL_STARTUP = (
     ".login",
     ".xprofile",
     ".xsession",
+    ".xsessionrc",
+    ".xinitrc",
+    ".pam_environment",
 )
 _HOME_TREES = (
     (".bashrc.d", "shell start-up files"),
     (".config/fish", "shell start-up files"),
+    (".config/environment.d", "environment set at login"),
     (".config/git", "git config"),
     (".config/autostart", "programs run at login"),
     (".config/systemd/user", "services run at login"),
     (".ssh", "ssh keys and config"),
-    (".claude", "Claude Code settings"),
+    (".claude", "Claude Code settings, memory, agents, commands, skills and plugins"),
 )
 _HOME_FILES = (
     (".gitconfig", "git config"),
     (".claude.json", "Claude Code settings and MCP servers"),
+    (".npmrc", "npm config (script shell, node options)"),
+    (".ripgreprc", "ripgrep config (--pre runs a program)"),
+    (".cargo/config", "cargo config (runners, build flags)"),
+    (".cargo/config.toml", "cargo config (runners, build flags)"),
 )
+_SYSTEM = (
+    ("/etc/profile", False, "shell start-up file"),
+    ("/etc/profile.d", True, "shell start-up files"),
+    ("/etc/bash.bashrc", False, "shell start-up file"),
+    ("/etc/bashrc", False, "shell start-up file"),
+    ("/etc/zsh", True, "shell start-up files"),
+    ("/etc/environment", False, "environment set at login"),
+    ("/etc/ld.so.preload", False, "libraries loaded into every program"),
+    ("/etc/gitconfig", False, "git config"),
+    ("/etc/crontab", False, "scheduled jobs"),
+    ("/etc/cron.d", True, "scheduled jobs"),
+    ("/var/spool/cron", True, "scheduled jobs (crontab)"),
+    ("/etc/sudoers", False, "sudo rules"),
+    ("/etc/sudoers.d", True, "sudo rules"),
+    ("/etc/systemd/system", True, "services run at boot"),
+)
+"""System files that run code for every user (an agent running as root can write them)."""
+
+CRONTABS = Path("/var/spool/cron/crontabs")
+"""Where `crontab` installs a table (`shell_writers` names it as the write target)."""
+ATJOBS = Path("/var/spool/cron/atjobs")
+"""Where `at` queues a job."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,19 +125,26 @@ class ProtectedEntry:
 
 @dataclass(frozen=True)
 class ProtectedPaths:
-    """The protected entries of a session, and the lookup the checker uses."""
+    """The protected entries of a session, and the lookup the checker uses.
+
+    Besides `entries`, two rules hold by name: below a working folder, every folder's
+    project layout is protected as the working folder's is (`src/.mcp.json`,
+    `pkg/.queryloop/settings.json`, `docs/CLAUDE.md`: a session started there, or one that
+    touches the folder, reads them), and a `.git` folder anywhere holds hooks and config
+    that run when git runs there. Names compare case-insensitively (macOS and Windows
+    filesystems are: `.QUERYLOOP/settings.json` is the settings file there)."""
 
     entries: tuple[ProtectedEntry, ...]
-    memory_roots: tuple[Path, ...] = ()
-    """Folders in which any file named like a memory file is protected (the working
-    folders: nested memory files are read when the agent touches their folder)."""
+    roots: tuple[Path, ...] = ()
+    """The working folders: below them, every folder's project layout is protected."""
     _forms: tuple[tuple[str, str, ProtectedEntry], ...] = field(
         init=False, repr=False, compare=False
     )
 
     def __post_init__(self) -> None:
         forms = [
-            (_literal(entry.path), os.path.realpath(entry.path), entry) for entry in self.entries
+            (_fold(_literal(entry.path)), _fold(os.path.realpath(entry.path)), entry)
+            for entry in self.entries
         ]
         object.__setattr__(self, "_forms", tuple(forms))
 
@@ -112,36 +152,47 @@ class ProtectedPaths:
         """The entry protecting `path`, compared as written (`..` folded) and with every
         symlink resolved: a link in the project pointing into `.git/hooks` is caught, and
         so is a protected path reached through a symlinked folder."""
-        literal = _literal(path)
-        real = os.path.realpath(literal)
+        candidates = _candidates(path)
         for entry_literal, entry_real, entry in self._forms:
-            for candidate in (literal, real):
+            for candidate in candidates:
                 for base in (entry_literal, entry_real):
                     if _covers(base, candidate, entry.is_dir):
                         return entry
-        return self._memory(literal, real)
+        return self._by_name(candidates, below=False)
 
     def inside(self, folder: Path | str) -> ProtectedEntry | None:
         """An entry at or below `folder` (deleting, moving or extracting into the folder
         changes it), or one protecting the folder itself."""
-        literal = _literal(folder)
-        real = os.path.realpath(literal)
+        candidates = _candidates(folder)
         for entry_literal, entry_real, entry in self._forms:
-            for candidate in (literal, real):
+            for candidate in candidates:
                 for base in (entry_literal, entry_real):
                     if _covers(candidate, base, True) or _covers(base, candidate, entry.is_dir):
                         return entry
-        return self._memory(literal, real)
+        return self._by_name(candidates, below=True)
 
-    def _memory(self, literal: str, real: str) -> ProtectedEntry | None:
-        for candidate in (literal, real):
-            if os.path.basename(candidate) not in MEMORY_FILES:
-                continue
-            for root in self.memory_roots:
-                if _covers(_literal(root), candidate, True) or _covers(
-                    os.path.realpath(root), candidate, True
-                ):
-                    return ProtectedEntry(Path(candidate), False, "memory file")
+    def layout_below(self, folder: Path | str) -> list[tuple[str, bool]]:
+        """(path, is_dir) of the project layout any folder at or below `folder` may hold,
+        placed in `folder` (empty when `folder` is not in a working folder)."""
+        literal = _literal(folder)
+        if not any(_covers(_fold(_literal(r)), _fold(literal), True) for r in self.roots):
+            return []
+        return [(os.path.join(literal, *shape), is_dir) for shape, is_dir, _ in _SHAPES]
+
+    def _by_name(self, candidates: tuple[str, ...], *, below: bool) -> ProtectedEntry | None:
+        """The rules by name: a project layout in a folder below a working folder, and a
+        `.git` folder anywhere (`below`: or a protected path below the folder)."""
+        for candidate in candidates:
+            parts = candidate.split("/")
+            if GIT_DIR in parts:
+                cut = parts.index(GIT_DIR) + 1
+                return ProtectedEntry(Path("/".join(parts[:cut]) or "/"), True, _GIT_WHY)
+            for root in self.roots:
+                for base in {_fold(_literal(root)), _fold(os.path.realpath(root))}:
+                    if _covers(base, candidate, True):
+                        found = _nested(base, candidate, below=below)
+                        if found is not None:
+                            return found
         return None
 
 
@@ -169,11 +220,19 @@ def protected_paths(
     for entry in _queryloop_home_entries(config_home):
         add(entry.path, entry.is_dir, entry.why)
     add(managed_settings, False, "managed settings")
+    for path, is_dir, why in _SYSTEM:
+        add(Path(path), is_dir, why)
     roots = tuple(dict.fromkeys(Path(_literal(d)) for d in working_dirs))
     return ProtectedPaths(tuple(entries.values()), roots)
 
 
 def _project_entries(folder: Path) -> Iterable[ProtectedEntry]:
+    yield from _project_layout(folder)
+    yield from _git_dirs(folder)
+
+
+def _project_layout(folder: Path) -> Iterable[ProtectedEntry]:
+    """The protected names of a project folder (the same in every folder below it)."""
     for name in PROJECT_DIRS:
         owner = "queryloop" if name == ".queryloop" else "Claude Code"
         base = folder / name
@@ -189,7 +248,6 @@ def _project_entries(folder: Path) -> Iterable[ProtectedEntry]:
         yield ProtectedEntry(folder / name, True, why)
     for name, why in _PROJECT_FILES:
         yield ProtectedEntry(folder / name, False, why)
-    yield from _git_dirs(folder)
 
 
 def _git_dirs(folder: Path) -> Iterable[ProtectedEntry]:
@@ -239,7 +297,47 @@ def _literal(path: Path | str) -> str:
     return os.path.normpath(os.path.abspath(os.path.expanduser(os.fspath(path))))
 
 
+def _fold(path: str) -> str:
+    return path.casefold()
+
+
+def _candidates(path: Path | str) -> tuple[str, ...]:
+    """`path` as written (`..` folded) and with its symlinks resolved, case-folded."""
+    literal = _literal(path)
+    return tuple(dict.fromkeys((_fold(literal), _fold(os.path.realpath(literal)))))
+
+
 def _covers(base: str, path: str, is_dir: bool) -> bool:
     if path == base:
         return True
     return is_dir and path.startswith(base.rstrip("/") + "/")
+
+
+GIT_DIR = ".git"
+_GIT_WHY = "git hooks and config"
+
+
+def _shapes() -> tuple[tuple[tuple[str, ...], bool, str], ...]:
+    """A working folder's project entries as relative parts, for the rule that applies
+    them to every folder below it."""
+    return tuple(
+        (entry.path.parts[1:], entry.is_dir, entry.why) for entry in _project_layout(Path("/"))
+    )
+
+
+def _nested(root: str, candidate: str, *, below: bool) -> ProtectedEntry | None:
+    """The project entry of some folder between `root` and `candidate` that covers it
+    (`below`: or that lies below `candidate`, a folder). Both are case-folded."""
+    parts = candidate[len(root) :].strip("/").split("/") if candidate != root else []
+    for start in range(len(parts)):
+        rest = tuple(parts[start:])
+        for shape, is_dir, why in _FOLDED:
+            covered = rest == shape or (is_dir and rest[: len(shape)] == shape)
+            if covered or (below and shape[: len(rest)] == rest):
+                path = Path(root, *parts[:start], *shape)
+                return ProtectedEntry(path, is_dir, why)
+    return None
+
+
+_SHAPES = _shapes()
+_FOLDED = tuple((tuple(_fold(p) for p in shape), d, w) for shape, d, w in _SHAPES)

@@ -204,9 +204,9 @@ class _Walker:
     def redirected_statement(self, node: Node) -> None:
         body = node.child_by_field_name("body")
         for child in node.named_children:
-            if child.type == "file_redirect" and body is not None:
+            if child.type == "file_redirect":  # `> f` alone (no body) truncates f too
                 extras = self.file_redirect(child)
-                if extras and body.type == "command":
+                if extras and body is not None and body.type == "command":
                     self._extra_args.setdefault(body.id, []).extend(extras)
             elif child.type in ("heredoc_redirect", "herestring_redirect") and body is not None:
                 self.hazards.append("here-document")
@@ -216,6 +216,8 @@ class _Walker:
                     if inner.type == "pipeline":  # `cat <<EOF | sh`: the rest reads a pipe
                         for stage in inner.named_children:
                             self._feed(stage, None)
+                    elif inner.type == "file_redirect":  # `cat <<EOF > f`
+                        self.file_redirect(inner)
 
     def file_redirect(self, node: Node) -> list[Node]:
         """Record the target; returns words tree-sitter attached after it (they are args)."""

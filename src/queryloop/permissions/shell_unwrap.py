@@ -48,6 +48,9 @@ STDIN_NAMES = frozenset({"-", "-s", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"
 """A script operand that means "read the code from stdin"."""
 _SETS_VARIABLES = frozenset({"read", "mapfile", "readarray", "printf", "getopts"})
 """Builtins that set a variable to a value known only at run time."""
+_CHDIR = {"env": ("C", "chdir"), "sudo": ("D", "chdir")}
+_GIT_FOLDER = frozenset({"-C", "--work-tree"})
+"""Wrapper options that run the command in another folder."""
 _FOR_VARIABLE = re.compile(r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b")
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _LOOK_INSIDE = (
@@ -92,6 +95,9 @@ class ShellAnalysis:
     the deny rules' word check (`shell_match`); see `shell_inline`."""
     redirect_writes: tuple[Word, ...] = field(default=())
     """Redirection targets written to (`>`, `>>`, `&>`, …; not `<`), nested code included."""
+    assignments: tuple[tuple[str, Word], ...] = field(default=())
+    """Every `NAME=value` of the line and its nested code, in order (`HOME=…` changes what
+    `~` and a bare `cd` mean to later commands)."""
 
     @property
     def commands(self) -> tuple[SimpleCommand, ...]:
@@ -115,6 +121,7 @@ def analyze(line: str) -> ShellAnalysis:
         tuple(out.directories),
         tuple(out.foreign),
         tuple(out.redirect_writes),
+        tuple(out.assignments),
     )
 
 
@@ -130,6 +137,7 @@ class _Collector:
         self.env: dict[str, Word] = {}
         """Every assignment seen in the line and its nested code (the last value wins)."""
         self.redirect_writes: list[Word] = []
+        self.assignments: list[tuple[str, Word]] = []
 
     def parse(self, code: str, depth: int, certain: bool = True) -> ParsedLine:
         parsed = parse_line(code)
@@ -149,6 +157,7 @@ class _Collector:
     def assign(self, name: str, value: Word, depth: int, certain: bool) -> None:
         """`NAME=value` anywhere in the line: a later command may inherit it."""
         self.env[name] = value
+        self.assignments.append((name, value))
         self.apply(assignment_runs(name, value), depth, certain)
 
     def set_at_run_time(self, how: str, name: str) -> None:
@@ -295,6 +304,10 @@ class _Dispatch:
                 if is_assignment(word.value):
                     key, _, value = (word.value or "").partition("=")
                     self.out.assign(key, Word(value), self.depth, self.certain)
+        chdir = _CHDIR.get(name, ())
+        for key in chdir:  # `env -C DIR cmd`, `sudo -D DIR cmd`: cmd runs in DIR
+            if key in options:
+                self.out.directories.append(options[key] or DYNAMIC)
         if name == "env" and ("S" in options or "split-string" in options):
             self.env_split(options.get("S") or options.get("split-string"), skipped.index)
         elif name == "flock" and ("c" in options or _at(words, skipped.index, ("-c", "--command"))):
@@ -408,19 +421,15 @@ class _Dispatch:
                 i += 1
                 continue
             name = value.split("=", 1)[0]
+            if name in _GIT_FOLDER:  # `git -C DIR checkout -- f`: f is DIR/f
+                self.out.directories.append(_option_value(words, i))
             if name in GIT_ARG and "=" not in value and name not in GIT_OPTIONAL_ARG:
                 if value in ("-c", "--config-env") and i + 1 < len(words):
                     _alias(words[i + 1], aliases, dynamic=value == "--config-env")
                     self.out.apply(command_line_config(value, words[i + 1]), self.depth, certain)
                 i += 2
             elif name in GIT_ARG or name in GIT_FLAG:
-                if name == "--config-env" and "alias." in value.lower():
-                    aliases["\0dynamic"] = DYNAMIC  # an alias whose value is an env variable
-                if name == "--config-env":
-                    setting = Word(value.split("=", 1)[1])
-                    self.out.apply(command_line_config(name, setting), self.depth, certain)
-                elif name == "--exec-path" and "=" in value:
-                    self.out.unknowns.append(f"git {value} runs git commands from a folder")
+                self.git_attached(name, value, aliases, certain)
                 i += 1
             elif value.startswith("-"):
                 certain = False
@@ -440,6 +449,16 @@ class _Dispatch:
             self.git_alias(aliases[sub.value], rest, certain)
             return
         self.out.argv([words[0], *words[i:]], self.depth, certain, open_tail=self.open_tail)
+
+    def git_attached(self, name: str, value: str, aliases: dict[str, Word], certain: bool) -> None:
+        """A global option with its value attached (`--config-env=K=V`, `--exec-path=D`)."""
+        if name == "--config-env" and "alias." in value.lower():
+            aliases["\0dynamic"] = DYNAMIC  # an alias whose value is an env variable
+        if name == "--config-env":
+            setting = Word(value.split("=", 1)[1])
+            self.out.apply(command_line_config(name, setting), self.depth, certain)
+        elif name == "--exec-path" and "=" in value:
+            self.out.unknowns.append(f"git {value} runs git commands from a folder")
 
     def git_alias(self, value: Word, rest: list[Word], certain: bool) -> None:
         text = value.value or ""
@@ -465,6 +484,14 @@ def _alias(word: Word, aliases: dict[str, Word], *, dynamic: bool = False) -> No
     key, eq, body = value.partition("=")
     if eq and key.lower().startswith("alias."):
         aliases[key[len("alias.") :]] = Word(body)
+
+
+def _option_value(words: Sequence[Word], i: int) -> Word:
+    """The value of the option at `i` (`--opt=VALUE` or `--opt VALUE`)."""
+    value = words[i].value or ""
+    if "=" in value:
+        return Word(value.split("=", 1)[1])
+    return words[i + 1] if i + 1 < len(words) else DYNAMIC
 
 
 def _at(words: Sequence[Word], index: int | None, flags: tuple[str, ...]) -> bool:

@@ -248,5 +248,5 @@ def _skip_operands(words: Sequence[Word], i: int, spec: Spec) -> int:
 def is_assignment(value: str | None) -> bool:
     """True for a `NAME=value` argument of `env`/`sudo`: like GNU env, any word with a `=`
     that does not start with one (`BASH_FUNC_ls%%=() {…}` too, which bash imports as a
-    function)."""
-    return bool(value) and "=" in (value or "") and not (value or "").startswith("=")
+    function); not an option (`--chdir=DIR`)."""
+    return bool(value) and "=" in (value or "") and not (value or "").startswith(("=", "-"))

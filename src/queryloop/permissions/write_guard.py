@@ -3,20 +3,28 @@ whether an allow rule *names* a protected path (the narrow way through).
 
 The file tools (Write, Edit, MultiEdit, NotebookEdit) write their `file_path`; a Bash line
 writes what `shell_writes` finds, relative to the working folder and to every static `cd`
-target in the line, globs expanded there, `~` taken from the session's home.
+(`pushd`, `env -C`, `git -C`) target in the line, globs and braces expanded there, `~` taken
+from the session's home and from every `HOME=` the line sets. Where the line leaves the
+folder or the home to run time (`cd "$D"`, `HOME=$X`, `CDPATH=…`), a relative (or `~`)
+target fails closed: it is taken as a protected path. Archives, patches and xargs lists are
+read from disk (`write_contents`); one whose content is unknown (a pipe) changes everything
+below the folder it lands in.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from . import bash, paths
-from .protected import ProtectedEntry, ProtectedPaths
+from .protected import GIT_DIR, ProtectedEntry, ProtectedPaths
 from .rules import MatchContext, PermissionRule
-from .shell_writes import WriteTarget, bases, expand, shell_writes
+from .shell_writes import Contents, ShellWrites, WriteTarget, bases, expand, shell_writes
+from .write_contents import listed_paths
+from .write_model import tokens_of
 
 _GLOB_CHARS = frozenset("*?[")
 _SAMPLE_NAMES = (
@@ -27,6 +35,8 @@ _SAMPLE_NAMES = (
     "post-checkout",
     "post-merge",
     "settings.json",
+    "settings.local.json",
+    ".mcp.json",
     "SKILL.md",
     "agent.md",
     "hook.sh",
@@ -35,6 +45,8 @@ _SAMPLE_NAMES = (
 )
 """Names that may live inside a protected folder: a `find -delete -name PAT` whose pattern
 matches none of them (`*.pyc`) cannot remove what makes the folder matter."""
+_UNKNOWN_FOLDER = "a path relative to a folder known only at run time"
+_UNKNOWN_HOME = "a path in a home folder known only at run time"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,39 +66,161 @@ def file_tool_write(protected: ProtectedPaths, path: Path) -> ProtectedWrite | N
     return None if entry is None else ProtectedWrite(str(path), entry, "file tool")
 
 
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """The folders and homes a Bash line's relative and `~` paths may be relative to."""
+
+    folders: list[str]
+    homes: list[str]
+    unknown_folder: bool
+    unknown_home: bool
+
+    @classmethod
+    def of(cls, command: str, cwd: Path, home: Path) -> _Where:
+        analysis = bash.analyze(command)
+        homes, unknown_home = [str(home)], False
+        unknown_folder = False
+        for name, value in analysis.assignments:
+            if name == "HOME" and value.value:
+                homes.append(os.path.normpath(os.path.join(cwd, value.value)))
+            elif name == "HOME":
+                unknown_home = True
+            unknown_folder = unknown_folder or name in ("CDPATH", "PWD", "OLDPWD")
+        directories = bash.directories(command)
+        unknown_folder = unknown_folder or None in directories
+        folders: list[str] = []
+        for one in homes:
+            folders += [f for f in bases(directories, str(cwd), home=one) if f not in folders]
+        return cls(folders, homes, unknown_folder, unknown_home)
+
+    def expand(self, word: str, is_glob: bool = False) -> list[str]:
+        found: list[str] = []
+        for one in self.homes if word.startswith("~") else self.homes[:1]:
+            found += expand(word, is_glob, self.folders, home=one)
+        return list(dict.fromkeys(found))
+
+    def unknown(self, word: str) -> str | None:
+        """Why `word` may be a path the analysis cannot place, or None."""
+        if word.startswith("~"):
+            return _UNKNOWN_HOME if self.unknown_home else None
+        if self.unknown_folder and not os.path.isabs(word):
+            return _UNKNOWN_FOLDER
+        return None
+
+
 def bash_write(
     protected: ProtectedPaths, command: str, *, cwd: Path, home: Path
 ) -> ProtectedWrite | None:
     """The first protected path a Bash line writes, or names while the analysis cannot see
     what it does; None when it reaches none."""
     writes = shell_writes(command)
-    folders = bases(bash.directories(command), str(cwd))
+    where = _Where.of(command, cwd, home)
+    return next(_protected_writes(protected, writes, where, command, cwd), None)
+
+
+def _protected_writes(
+    protected: ProtectedPaths, writes: ShellWrites, where: _Where, command: str, cwd: Path
+) -> Iterator[ProtectedWrite]:
     for target in writes.targets:
-        for path in expand(target.word, target.is_glob, folders, home=str(home)):
+        doubt = where.unknown(target.word)
+        if doubt is not None:
+            yield _doubtful(target.word, where, doubt, target.program)
+        for path in where.expand(target.word, target.is_glob):
             entry = _target_entry(protected, target, path)
             if entry is not None:
-                return ProtectedWrite(path, entry, target.program)
+                yield ProtectedWrite(path, entry, target.program)
     for source, dest in writes.copies:
-        hit = _merged_copy(protected, source, dest, folders, str(home))
+        hit = _merged_copy(protected, source, dest, where)
         if hit is not None:
-            return hit
+            yield hit
+    made = {p for t in writes.targets for p in where.expand(t.word, t.is_glob)}
+    for contents in writes.contents:
+        yield from _contents_writes(protected, contents, where, command, made)
     for token in writes.named:
-        for path in expand(token, _is_glob(token), folders, home=str(home)):
+        for path in where.expand(token, _is_glob(token)):
             entry = _named_entry(protected, path, cwd)
             if entry is not None:
-                return ProtectedWrite(path, entry, "a program the analysis cannot see through")
-    return None
+                yield ProtectedWrite(path, entry, "a program the analysis cannot see through")
+
+
+def _doubtful(word: str, where: _Where, why: str, program: str) -> ProtectedWrite:
+    path = where.expand(word)[0]
+    return ProtectedWrite(path, ProtectedEntry(Path(path), False, why), program)
 
 
 def bash_outside(command: str, working_dirs: list[Path], *, cwd: Path, home: Path) -> str | None:
     """The first write target of a Bash line outside the working folders, or None."""
     writes = shell_writes(command)
-    folders = bases(bash.directories(command), str(cwd))
+    where = _Where.of(command, cwd, home)
     for target in writes.targets:
-        for path in expand(target.word, target.is_glob, folders, home=str(home)):
+        for path in where.expand(target.word, target.is_glob):
             if not paths.is_within(Path(path), working_dirs):
                 return path
     return None
+
+
+def _contents_writes(
+    protected: ProtectedPaths, contents: Contents, where: _Where, command: str, made: set[str]
+) -> Iterator[ProtectedWrite]:
+    """What an archive, a patch or an xargs list makes the program write. Unknown contents
+    (a pipe, an unreadable file) change everything below the folder they land in; for a
+    patch or a list from a pipe, the files the line names are read as one might be."""
+    how = contents.program
+    for folder in where.expand(contents.folder):
+        listed = _listed(contents, folder, where, command, made)
+        if listed is None:
+            entry = protected.inside(folder)
+            if entry is not None:
+                yield ProtectedWrite(folder, entry, f"{how} (what it writes is not known)")
+            continue
+        for name in listed:
+            for path in _landing(contents, folder, name, where):
+                entry = protected.find(path)
+                if entry is not None:
+                    yield ProtectedWrite(path, entry, how)
+
+
+def _listed(
+    contents: Contents, folder: str, where: _Where, command: str, made: set[str]
+) -> list[str] | None:
+    """The paths the contents name, or None when they cannot be known (no such file yet:
+    something may make it before the command runs, as the line itself or a background
+    task can)."""
+    if contents.source is not None:
+        for file in where.expand(contents.source):
+            found = listed_paths(contents.kind, file)
+            if found is not None and file not in made:
+                return found
+        return None
+    if contents.kind not in ("patch", "list"):
+        return None
+    found, folders = [], []
+    for token in tokens_of(command):  # `patch -p1 < x.diff`, `xargs rm < list.txt`
+        for path in where.expand(token):
+            if os.path.isfile(path):
+                found += listed_paths(contents.kind, path) or []
+            elif os.path.isdir(path) and contents.kind == "list":
+                folders.append(path)  # `grep -rl x DIR | xargs sed -i`: files below DIR
+    if contents.kind == "list":
+        found += [os.path.join(f, "**") for f in folders] or [os.path.join(folder, "**")]
+    return found or None
+
+
+def _landing(contents: Contents, folder: str, name: str, where: _Where) -> list[str]:
+    """Where one listed path lands: an archive member below the folder (after
+    `--strip-components`); every strip level of a patch's path (`-p0`, `-p1`, …); a list's
+    word as the shell's path (`**`: anything below a folder)."""
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if contents.kind == "list":
+        if name.endswith("/**"):
+            return [name[:-3]]
+        return where.expand(name)
+    if contents.kind == "patch":
+        prefix = contents.prefix.strip("/").split("/") if contents.prefix else []
+        suffixes = [parts[i:] for i in range(len(parts))]
+        return [os.path.normpath(os.path.join(folder, *prefix, *s)) for s in suffixes]
+    kept = parts[contents.strip :]
+    return [os.path.normpath(os.path.join(folder, *kept))] if kept else []
 
 
 def _target_entry(
@@ -94,6 +228,8 @@ def _target_entry(
 ) -> ProtectedEntry | None:
     if target.names:
         return _narrow_delete(protected, path, target.names)
+    if target.existing:
+        return _existing_inside(protected, path)
     if target.tree or (target.dest and not os.path.isdir(path)):
         entry = protected.inside(path)
     else:
@@ -103,6 +239,18 @@ def _target_entry(
     return entry
 
 
+def _existing_inside(protected: ProtectedPaths, folder: str) -> ProtectedEntry | None:
+    """A protected path that exists at or below `folder`, other than a git folder (`git
+    clean` removes files that exist, and never touches the repository's own `.git`)."""
+    for entry in protected.entries:
+        if entry.path.name == GIT_DIR or not os.path.lexists(entry.path):
+            continue
+        entry_path = str(entry.path)
+        if entry_path == folder or entry_path.startswith(folder.rstrip("/") + "/"):
+            return entry
+    return None
+
+
 def _named_entry(protected: ProtectedPaths, path: str, cwd: Path) -> ProtectedEntry | None:
     """A token of an opaque program: it names a protected path, or a folder holding one
     (not the working folder itself or a folder above it: `pytest .` names no file)."""
@@ -110,7 +258,7 @@ def _named_entry(protected: ProtectedPaths, path: str, cwd: Path) -> ProtectedEn
     if entry is not None:
         return entry
     literal = os.path.normpath(path)
-    for root in (*protected.memory_roots, cwd):
+    for root in (*protected.roots, cwd):
         root_text = str(root)
         if literal == root_text or root_text.startswith(literal.rstrip("/") + "/"):
             return None
@@ -120,17 +268,33 @@ def _named_entry(protected: ProtectedPaths, path: str, cwd: Path) -> ProtectedEn
 def _narrow_delete(
     protected: ProtectedPaths, folder: str, names: tuple[str, ...]
 ) -> ProtectedEntry | None:
-    """`find FOLDER -name PAT -delete`: a protected file below FOLDER whose name matches, or
-    a protected folder below it that may hold a matching name."""
+    """`find FOLDER -name PAT -delete` (or `-exec rm`): a protected file below FOLDER whose
+    name matches, a protected folder below it that may hold a matching name, or a project
+    layout that any folder below it may hold (`src/.mcp.json`)."""
     for entry in protected.entries:
         entry_path = str(entry.path)
         if not (entry_path == folder or entry_path.startswith(folder.rstrip("/") + "/")):
             if protected.find(folder) is not entry:
                 continue
         candidates = _SAMPLE_NAMES if entry.is_dir else (entry.path.name,)
-        if any(fnmatchcase(name, pattern) for name in candidates for pattern in names):
+        if any(_name_matches(name, names) for name in candidates):
             return entry
+    for path, is_dir in protected.layout_below(folder):
+        candidates = _SAMPLE_NAMES if is_dir else (os.path.basename(path),)
+        if any(_name_matches(name, names) for name in candidates):
+            return protected.find(path)
     return None
+
+
+def _name_matches(name: str, patterns: tuple[str, ...]) -> bool:
+    """`-name PAT`, or `-iname PAT` (stored case-folded after a NUL)."""
+    for pattern in patterns:
+        if pattern.startswith("\0"):
+            if fnmatchcase(name.casefold(), pattern[1:]):
+                return True
+        elif fnmatchcase(name, pattern):
+            return True
+    return False
 
 
 def _glob_entry(protected: ProtectedPaths, pattern: str) -> ProtectedEntry | None:
@@ -148,14 +312,14 @@ def _glob_entry(protected: ProtectedPaths, pattern: str) -> ProtectedEntry | Non
 
 
 def _merged_copy(
-    protected: ProtectedPaths, source: str, dest: str, folders: list[str], home: str
+    protected: ProtectedPaths, source: str, dest: str, where: _Where
 ) -> ProtectedWrite | None:
     """A recursive copy of a folder merges its contents into the destination: a protected
     path that exists below the source lands on the protected path below the destination."""
-    src = expand(source, False, folders, home=home)[0]
+    src = where.expand(source)[0]
     if not os.path.isdir(src):
         return None
-    for base in expand(dest, False, folders, home=home):
+    for base in where.expand(dest):
         for into in (base, os.path.join(base, os.path.basename(src.rstrip("/")))):
             for entry in protected.entries:
                 entry_path = str(entry.path)

@@ -108,6 +108,8 @@ def plan_mounts(
         if _hidden(path, denied, writable):
             continue
         exists = path.exists()
+        if exists and not _inside_any(path, writable):
+            continue  # already read-only under `--ro-bind / /`: one mount fewer
         target = path if exists else _first_missing(path)
         if not exists and not _inside_any(target.parent, writable):
             continue  # it cannot be created anyway
