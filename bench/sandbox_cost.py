@@ -1,9 +1,10 @@
 """Benchmark: what the Bash sandbox costs per command.
 
 Each command runs through `run_shell` (the Bash tool's runner) unsandboxed, sandboxed with no
-network, and sandboxed with an allowed domain (the proxy and the in-sandbox bridge), N times
-each, interleaved so load on the machine hits all three alike. Reported: the median wall
-time per command and the sandbox's extra time over the unsandboxed run (target: under 50 ms).
+network, and sandboxed with an allowed domain (the proxy and the in-sandbox bridge: socat, and
+the Python fallback), N times each, interleaved so load on the machine hits all alike.
+Reported: the median wall time per command and each sandbox's extra time over the
+unsandboxed run (target: under 50 ms).
 The working folder holds the protected paths a real session mounts read-only (a settings
 file, .git/hooks, .git/config), and several missing ones that need placeholders.
 
@@ -23,6 +24,7 @@ import time
 from pathlib import Path
 
 from queryloop.sandbox import Sandbox, SandboxPolicy
+from queryloop.sandbox.bridge import find_socat
 from queryloop.tools.builtin._shell import run_shell
 
 COMMANDS = ("true", "echo hi", "ls")
@@ -64,9 +66,14 @@ async def main(runs: int) -> None:
     try:
         project, protected = _project(root)
         offline = Sandbox(SandboxPolicy(read_only=protected))
-        online = Sandbox(SandboxPolicy(read_only=protected, allowed_domains=("example.com",)))
+        network = SandboxPolicy(read_only=protected, allowed_domains=("example.com",))
+        if find_socat() is None:
+            raise SystemExit("socat is not installed (apt-get install socat)")
+        socat = Sandbox(network, bridge="socat")
+        python = Sandbox(network, bridge="python")
         kinds: dict[str, Sandbox | None] = {
-            "unsandboxed": None, "sandboxed": offline, "sandboxed+proxy": online,
+            "unsandboxed": None, "sandboxed": offline,
+            "+proxy (socat)": socat, "+proxy (python)": python,
         }  # fmt: skip
         for sandbox in kinds.values():  # warm up: the probe, the proxy, the page cache
             await _time(sandbox, "true", project)
@@ -77,21 +84,22 @@ async def main(runs: int) -> None:
                     times.setdefault((kind, command), []).append(
                         await _time(sandbox, command, project)
                     )
-        await online.aclose()
+        await socat.aclose()
+        await python.aclose()
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"median of {runs} runs per command, ms (python {sys.version.split()[0]})")
+    extras = ("+sandbox", "+socat", "+python")
     print(
-        f"{'command':<10}" + "".join(f"{k:>18}" for k in kinds) + f"{'+sandbox':>10}{'+proxy':>10}"
+        f"{'command':<10}" + "".join(f"{k:>17}" for k in kinds) + "".join(f"{e:>9}" for e in extras)
     )
     for command in COMMANDS:
         medians = [statistics.median(times[(k, command)]) * 1000 for k in kinds]
-        extra = medians[1] - medians[0]
-        proxy = medians[2] - medians[0]
+        over = [m - medians[0] for m in medians[1:]]
         print(
             f"{command:<10}"
-            + "".join(f"{m:>18.1f}" for m in medians)
-            + f"{extra:>10.1f}{proxy:>10.1f}"
+            + "".join(f"{m:>17.1f}" for m in medians)
+            + "".join(f"{o:>9.1f}" for o in over)
         )
 
 

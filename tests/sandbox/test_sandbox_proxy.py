@@ -12,6 +12,7 @@ import pytest
 
 from conftest import clean_env
 from queryloop.sandbox import DomainFilter, Sandbox, SandboxPolicy
+from queryloop.sandbox.bridge import BridgeKind, find_socat
 from queryloop.tools.builtin._shell import run_shell
 
 
@@ -46,10 +47,13 @@ async def _run(sandbox: Sandbox, command: str, cwd: Path) -> str:
 
 
 @pytest.mark.usefixtures("bwrap")
+@pytest.mark.parametrize("bridge", ["socat", "python"])
 async def test_an_allowed_host_goes_through_and_another_does_not(
-    project: Path, http_server: int
+    project: Path, http_server: int, bridge: BridgeKind
 ) -> None:
-    sandbox = Sandbox(SandboxPolicy(allowed_domains=("localhost",)))
+    if bridge == "socat" and find_socat() is None:
+        pytest.skip("socat is not installed (./run test installs the Debian package)")
+    sandbox = Sandbox(SandboxPolicy(allowed_domains=("localhost",)), bridge=bridge)
     try:
         allowed = await _run(sandbox, f"{_python(GET)} http://localhost:{http_server}/ok", project)
         assert f"served /ok for localhost:{http_server}" in allowed
@@ -68,6 +72,28 @@ async def test_an_allowed_host_goes_through_and_another_does_not(
             project,
         )
         assert "served" not in direct
+    finally:
+        await sandbox.aclose()
+
+
+@pytest.mark.usefixtures("bwrap")
+async def test_the_socat_bridge_is_used_when_installed(project: Path, http_server: int) -> None:
+    """socat, not an interpreter, serves the port inside (docs/sandbox.md: why socat), and
+    the command is still the process bwrap waits for: its exit code and output come back."""
+    if find_socat() is None:
+        pytest.skip("socat is not installed (./run test installs the Debian package)")
+    sandbox = Sandbox(SandboxPolicy(allowed_domains=("localhost",)))
+    try:
+        async with sandbox.launch(
+            ["true"], command="true", cwd=project, env={}, working_dirs=[project]
+        ) as launch:
+            assert "TCP-LISTEN:3128,bind=127.0.0.1,fork,reuseaddr" in " ".join(launch.argv)
+            assert os.path.realpath(sys.executable) not in launch.argv
+        listing = "ls -l /proc/*/exe 2>/dev/null; exit 7"
+        got = await run_shell(
+            listing, project, clean_env(), 30, sandbox=sandbox, working_dirs=[project]
+        )
+        assert got.exit_code == 7 and "socat" in got.stdout
     finally:
         await sandbox.aclose()
 

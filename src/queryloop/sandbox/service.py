@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .bridge import bridge_argv, proxy_env
+from .bridge import BridgeKind, bridge_argv, find_socat, proxy_env
 from .bwrap import bwrap_argv, plan_mounts, probe_argv
 from .domains import DomainFilter
 from .policy import INSTALL_HINT, SandboxPolicy, SandboxUnavailableError
@@ -38,7 +38,8 @@ class Launch:
 
 class Sandbox:
     """One session's sandbox (see the module docstring). `warn` hears, once, that the
-    sandbox cannot start and commands run unsandboxed."""
+    sandbox cannot start and commands run unsandboxed. `bridge` chooses the in-sandbox
+    bridge to the proxy (`sandbox.bridge`); by default socat when it is installed."""
 
     def __init__(
         self,
@@ -46,10 +47,12 @@ class Sandbox:
         *,
         warn: Callable[[str], None] | None = None,
         bwrap: str | None = None,
+        bridge: BridgeKind | None = None,
     ) -> None:
         self.policy = policy
         self._warn = warn
         self._bwrap = bwrap
+        self._socat = None if bridge == "python" else find_socat()
         self._unavailable: str | None = None
         self._probed = False
         self._warned = False
@@ -99,7 +102,7 @@ class Sandbox:
         inner, inner_env, binds = list(argv), dict(env), []
         if self._proxy is not None:
             await self._proxy.start()
-            inner = bridge_argv(self._proxy.socket_path, inner)
+            inner = bridge_argv(self._proxy.socket_path, inner, socat=self._socat)
             inner_env.update(proxy_env())
             binds.append(self._proxy.folder)
         plan = plan_mounts(self.policy, working_dirs, files, binds)
