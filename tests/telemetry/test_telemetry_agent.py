@@ -170,8 +170,14 @@ async def test_a_session_is_one_trace_of_turn_request_tool_hook_and_subagent_spa
         assert span.attributes["gen_ai.operation.name"] == "execute_tool"
         assert span.attributes["gen_ai.tool.call.id"].startswith("toolu_")
     assert tools["lookup"].attributes["queryloop.tool.outcome"] == "ok"
+    # Who decided: the mode allows a read-only tool, the allowed_tools rule allowed Bash,
+    # a disallowed_tools rule refused Write.
+    for allowed, source in (("lookup", "mode"), ("Bash", "rule")):
+        assert tools[allowed].attributes["queryloop.permission.decision"] == "allow"
+        assert tools[allowed].attributes["queryloop.permission.decision_source"] == source
     write = tools["Write"].attributes
     assert write["queryloop.tool.outcome"] == "denied"
+    assert write["queryloop.permission.decision"] == "deny"
     assert write["queryloop.permission.decision_source"] == "rule"
     assert write["queryloop.permission.rule"] == "Write"
 

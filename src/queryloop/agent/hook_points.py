@@ -15,7 +15,6 @@ from typing import Any, cast
 from ..abort import AbortSignal
 from ..hooks import HookEvent, HookRunner, PromptModel
 from ..messages.blocks import TextBlock
-from ..permissions import PermissionAllow
 from ..permissions.checker import CanUseTool, PermissionRequest
 from ..providers.base import ModelProvider, ModelRequest, complete
 from ..tools.base import DenialSource, PermissionDecision
@@ -53,7 +52,9 @@ def with_permission_hooks(hooks: HookRunner, inner: CanUseTool | None) -> CanUse
         if hooks.has_hooks(HookEvent.PERMISSION_REQUEST):
             said = await hooks.permission_request(tool_name, input, suggestions(request))
             if said.behavior == "allow":
-                return PermissionAllow(updated_input=said.updated_input)
+                return PermissionDecision(
+                    "allow", updated_input=said.updated_input, source=DenialSource.HOOK
+                )
             if said.behavior == "deny":
                 why = said.message or "no reason given"
                 text = f"A PermissionRequest hook denied this {tool_name} call: {why}"

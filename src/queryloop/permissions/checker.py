@@ -266,7 +266,7 @@ class PermissionChecker:
                 return denied
             write = self.protected_write(tool, input, ctx)
             if hook.decision == "allow" and write is None:
-                return PermissionDecision("allow")
+                return PermissionDecision("allow", source=DenialSource.HOOK)
             if write is not None and hook.decision == "allow":
                 decision = self._protected_decision(
                     tool, _Call.of(tool, input, ctx, self.context), write
@@ -376,7 +376,7 @@ class PermissionChecker:
             if not rule.applies_to(tool.name) or not write_guard.rule_names(rule, write, call.mc):
                 continue
             if RuleSet(allow=(rule,)).find("allow", tool.name, call.subject, call.mc):
-                return PermissionDecision("allow", rule=str(rule))
+                return PermissionDecision("allow", rule=str(rule), source=DenialSource.RULE)
         return PermissionDecision("ask", _protected_reason(write))
 
     async def _by_rules(
@@ -400,14 +400,18 @@ class PermissionChecker:
         if own.behavior == "deny":
             return dataclasses.replace(own, source=own.source or DenialSource.TOOL)
         if context.mode is PermissionMode.BYPASS and not context.disable_bypass:
-            return PermissionDecision("allow", updated_input=own.updated_input)
+            return PermissionDecision(
+                "allow", updated_input=own.updated_input, source=DenialSource.MODE
+            )
         if write is not None:
             return self._protected_decision(tool, call, write)
         allowed = RuleSet(allow=context.rules.allow + tuple(context.session_allow))
         allow_rule = allowed.find("allow", name, call.subject, call.mc)
         if allow_rule is not None:
-            return PermissionDecision("allow", rule=str(allow_rule))
-        if own.behavior in ("allow", "ask"):
+            return PermissionDecision("allow", rule=str(allow_rule), source=DenialSource.RULE)
+        if own.behavior == "allow":
+            return dataclasses.replace(own, source=own.source or DenialSource.TOOL)
+        if own.behavior == "ask":
             return own
         return self._by_mode(name, call, read_only, ctx)
 
@@ -437,14 +441,14 @@ class PermissionChecker:
         if read_only and not name.startswith("mcp__"):
             # An MCP server's readOnlyHint is the server's claim, not ours to trust: it lets a
             # tool run in plan mode and in parallel, but never without a rule or approval.
-            return PermissionDecision("allow")
+            return PermissionDecision("allow", source=DenialSource.MODE)
         if self.context.mode is PermissionMode.ACCEPT_EDITS and name in EDIT_TOOLS:
-            return PermissionDecision("allow")
+            return PermissionDecision("allow", source=DenialSource.MODE)
         if name in self.context.developer_tools:
-            return PermissionDecision("allow")
+            return PermissionDecision("allow", source=DenialSource.RULE)
         sandboxed = self.context.sandboxed_bash
         if name == "Bash" and call.subject and sandboxed is not None and sandboxed(call.subject):
-            return PermissionDecision("allow")
+            return PermissionDecision("allow", source=DenialSource.MODE)
         mode = self.context.mode.value
         return PermissionDecision("ask", f"no allow rule matches it and {mode} mode asks")
 
@@ -466,7 +470,7 @@ class PermissionChecker:
                 return PermissionDecision(
                     "ask", f"the command reads {path}, outside the working folders"
                 )
-        return PermissionDecision("allow")
+        return PermissionDecision("allow", source=DenialSource.MODE)
 
     async def _ask(
         self,
@@ -512,7 +516,7 @@ class PermissionChecker:
 
     def _apply(self, answer: object, request: PermissionRequest) -> PermissionDecision:
         if isinstance(answer, PermissionDecision):
-            if answer.behavior == "deny" and answer.source is None:
+            if answer.source is None:
                 return dataclasses.replace(answer, source=DenialSource.USER)
             return answer
         if answer is True or isinstance(answer, PermissionAllow):
@@ -521,7 +525,7 @@ class PermissionChecker:
                 rule = PermissionRule.parse(request.suggested_rule, "allow", source="session")
                 self.context.session_allow.append(rule)
             updated = answer.updated_input if isinstance(answer, PermissionAllow) else None
-            return PermissionDecision("allow", updated_input=updated)
+            return PermissionDecision("allow", updated_input=updated, source=DenialSource.USER)
         message = answer.message if isinstance(answer, PermissionDeny) else ""
         text = f"The user denied this {request.tool_name} call."
         return PermissionDecision("deny", f"{text} {message}".strip(), source=DenialSource.USER)

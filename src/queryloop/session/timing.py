@@ -40,6 +40,7 @@ from ..providers.base import (
     TextDelta,
     ThinkingDelta,
 )
+from ..tools.base import DenialSource
 from .transcript import TIMING_RECORD
 
 DENIAL_MARKERS = ("Permission to use ", "PreToolUse hook denied")
@@ -167,7 +168,13 @@ class TimingRecorder:
             TimingEvent.TOOL_START, tool_use_id=block.id, name=block.name, request=self._request
         )
 
-    def tool_finished(self, block: ToolUseBlock, results: Sequence[Message]) -> None:
+    def tool_finished(
+        self,
+        block: ToolUseBlock,
+        results: Sequence[Message],
+        *,
+        permission: DenialSource | None = None,
+    ) -> None:
         """A tool call is done (or was refused, cancelled or never ran)."""
         result = _result_block(block.id, results)
         is_error = bool(result is not None and result.is_error)

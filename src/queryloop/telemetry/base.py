@@ -18,6 +18,7 @@ from ..loop.events import CompactionEvent, LoopEvent
 from ..messages.blocks import ToolUseBlock
 from ..messages.types import Message
 from ..tasks.events import TaskEvent
+from ..tools.base import DenialSource
 
 
 def _ignore_run(_run: HookRun) -> None:
@@ -40,8 +41,15 @@ class ThreadTrace:
     def tool_started(self, block: ToolUseBlock) -> None:
         """A tool call began (called in the task that runs it)."""
 
-    def tool_finished(self, block: ToolUseBlock, results: Sequence[Message]) -> None:
-        """A tool call is done, refused, interrupted or never ran."""
+    def tool_finished(
+        self,
+        block: ToolUseBlock,
+        results: Sequence[Message],
+        *,
+        permission: DenialSource | None = None,
+    ) -> None:
+        """A tool call is done, refused, interrupted or never ran; `permission`: who
+        allowed it."""
 
     def compaction(self) -> AbstractContextManager[Callable[[CompactionEvent | None], None]]:
         """A span around a compaction that happens outside the loop (`/compact`); the

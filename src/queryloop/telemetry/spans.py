@@ -62,6 +62,7 @@ from ..messages.types import (
 from ..messages.usage import Usage
 from ..providers.base import BlockStart, MessageComplete, TextDelta, ThinkingDelta
 from ..tasks.events import TaskEvent, TaskEventKind, TaskStatus
+from ..tools.base import DenialSource
 from . import content, semconv
 from .base import Telemetry, ThreadTrace
 
@@ -398,14 +399,24 @@ class OtelThreadTrace(ThreadTrace):
             # sees this span as current. The context ends with the task; nothing to detach.
             otel_context.attach(trace.set_span_in_context(span))
 
-    def tool_finished(self, block: ToolUseBlock, results: Sequence[Message]) -> None:
+    def tool_finished(
+        self,
+        block: ToolUseBlock,
+        results: Sequence[Message],
+        *,
+        permission: DenialSource | None = None,
+    ) -> None:
         span = self._tools.pop(block.id, None) or self._tool_span(block)
         outcome, denial = _tool_outcome(block.id, results)
         span.set_attribute(semconv.TOOL_OUTCOME, outcome.value)
         if denial is not None:
+            span.set_attribute(semconv.PERMISSION_DECISION, "deny")
             span.set_attribute(semconv.PERMISSION_SOURCE, str(denial.get("source") or ""))
             if denial.get("rule"):
                 span.set_attribute(semconv.PERMISSION_RULE, str(denial["rule"]))
+        elif permission is not None:
+            span.set_attribute(semconv.PERMISSION_DECISION, "allow")
+            span.set_attribute(semconv.PERMISSION_SOURCE, permission.value)
         if outcome is semconv.ToolOutcome.ERROR:
             span.set_attribute(semconv.ERROR_TYPE, "tool_error")
             span.set_status(StatusCode.ERROR)

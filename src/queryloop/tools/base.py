@@ -83,7 +83,16 @@ class ToolObserver(Protocol):
 
     def tool_started(self, block: ToolUseBlock) -> None: ...
 
-    def tool_finished(self, block: ToolUseBlock, results: Sequence[Message]) -> None: ...
+    def tool_finished(
+        self,
+        block: ToolUseBlock,
+        results: Sequence[Message],
+        *,
+        permission: DenialSource | None = None,
+    ) -> None:
+        """`permission`: who allowed the call, when it ran (a refusal's source is in its
+        `permission_denied` record among `results`)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +106,16 @@ class ToolObservers:
         for observer in self.observers:
             observer.tool_started(block)
 
-    def tool_finished(self, block: ToolUseBlock, results: Sequence[Message]) -> None:
+    def tool_finished(
+        self,
+        block: ToolUseBlock,
+        results: Sequence[Message],
+        *,
+        permission: DenialSource | None = None,
+    ) -> None:
         """Tell every observer that `block` is done."""
         for observer in self.observers:
-            observer.tool_finished(block, results)
+            observer.tool_finished(block, results, permission=permission)
 
 
 def observers(*found: ToolObserver | None) -> ToolObserver | None:
@@ -177,12 +192,16 @@ PermissionBehavior = Literal["allow", "deny", "ask", "passthrough"]
 
 
 class DenialSource(StrEnum):
-    """Who refused a tool call (`RunResult.denials`, the `permission_denials` of print mode)."""
+    """Who decided a tool call: who refused it (`RunResult.denials`, the `permission_denials`
+    of print mode) or, for a call that ran, who allowed it (the trace's
+    `queryloop.permission.decision_source`)."""
 
     RULE = "rule"
-    """A deny rule (settings, `--disallowed-tools`, `Agent(disallowed_tools=...)`)."""
+    """A rule (settings, `--allowed-tools` / `--disallowed-tools`, the Agent's options, an
+    "always" answer); a tool the developer passed to the Agent is allowed as by a rule."""
     MODE = "mode"
-    """The permission mode (plan mode refuses everything that is not read-only)."""
+    """The permission mode: plan mode refuses what is not read-only; read-only calls,
+    acceptEdits' edits, bypassPermissions and sandboxed Bash are allowed by it."""
     TOOL = "tool"
     """The tool's own permission check."""
     HOOK = "hook"
@@ -202,7 +221,8 @@ class PermissionDecision:
     updated_input: Mapping[str, Any] | None = None
     rule: str | None = None
     source: DenialSource | None = None
-    """For a deny: who refused (the executor records it with the denial)."""
+    """Who decided: for a deny, who refused (the executor records it with the denial); for
+    an allow, who allowed (the trace records it)."""
 
 
 ALLOW = PermissionDecision("allow")

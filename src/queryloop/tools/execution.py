@@ -60,6 +60,8 @@ class CallOutcome:
     tool: Tool | None = None
     context: list[Message] = field(default_factory=list)
     """PreToolUse hooks' context for the model, added after the result."""
+    permission: DenialSource | None = None
+    """Who allowed the call (a rule, the mode, a hook, the user, the tool), once allowed."""
 
 
 class _Rejected(Exception):
@@ -205,7 +207,7 @@ async def _prepare(
         if pre.updated_input is not None:
             parsed = parse_input(tool, pre.updated_input)
             await _validate(tool, parsed, ctx)
-    return await _check_permissions(tool, parsed, ctx, permission, pre)
+    return await _check_permissions(tool, parsed, ctx, permission, pre, out)
 
 
 async def _validate(tool: Tool, parsed: BaseModel, ctx: ToolContext) -> None:
@@ -220,9 +222,10 @@ async def _check_permissions(
     ctx: ToolContext,
     permission: PermissionChecker | None,
     pre: PreToolUseOutcome | None,
+    out: CallOutcome,
 ) -> BaseModel:
     """The tool's own verdict first (deny wins), then the session's checker, if any, told
-    what the PreToolUse hooks decided.
+    what the PreToolUse hooks decided; `out.permission` says who allowed the call.
 
     Without a checker everything the tool does not deny is allowed. The checker's `allow`
     and `passthrough` allow; `deny` and an unresolved `ask` refuse.
@@ -230,9 +233,12 @@ async def _check_permissions(
     own = await tool.check_permissions(parsed, ctx)
     parsed = _apply_decision(tool, parsed, own)
     if permission is None:
+        out.permission = own.source or DenialSource.TOOL
         return parsed
     verdict = await permission.check(tool, input_dict(parsed), ctx, hook=pre)
-    return _apply_decision(tool, parsed, verdict, final=True)
+    parsed = _apply_decision(tool, parsed, verdict, final=True)
+    out.permission = verdict.source
+    return parsed
 
 
 def _apply_decision(

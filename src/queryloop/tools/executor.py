@@ -279,7 +279,9 @@ class StreamingToolExecutor:
             self.timings[call.block.id] = (start, time.monotonic())
         call.status = CallStatus.DONE
         if self._ctx.observer is not None:
-            self._ctx.observer.tool_finished(call.block, call.results)
+            self._ctx.observer.tool_finished(
+                call.block, call.results, permission=call.outcome.permission
+            )
         self._changed.set()
 
     def _finish_unrun(self, call: _Call, result: Message) -> None:
