@@ -226,6 +226,8 @@ class Agent:
                 yield event
         finally:
             self._running = False
+            if self._runtime is not None:
+                self._runtime.end_prompt()  # a skill's allowed-tools end with the prompt
             self.last_result = recorder.result()
 
     async def _start_work(self) -> Runtime:

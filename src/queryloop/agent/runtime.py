@@ -234,6 +234,7 @@ class Runtime:
         if outcome.blocked or outcome.stop_reason:
             return PreparedPrompt([], blocked=outcome.reason or outcome.stop_reason or "blocked")
         self.agents.refresh()  # agent files added or removed since: the delta says so
+        self.end_prompt()  # a new message: the last prompt's skill grants are over
         new: list[Message] = [user_message(prompt)]
         self.checkpoints.begin(new[0].uuid, prompt)  # files Write/Edit change from here on
         invocation = parse_invocation(prompt, self.skills)
@@ -248,9 +249,11 @@ class Runtime:
         return PreparedPrompt(new, model=self._prompt_model(invocation))
 
     async def _invoke(self, invocation: Invocation) -> InvokedMessages:
-        """The messages a typed `/<name>` adds: its `!` commands run as the main thread's
-        Bash calls (rules, hooks, sandbox); files a Read deny rule covers are not inlined."""
+        """The messages a typed `/<name>` adds: its `allowed-tools` are granted for the
+        prompt, then its `!` commands run as the main thread's Bash calls (rules, grant,
+        hooks, sandbox); files a Read deny rule covers are not inlined."""
         ctx = self.params.tool_context
+        ctx.grants.grant(invocation.skill.name, invocation.skill.options.allowed_tools)
         shell = ThreadShell(self.tools.all, ctx, self.permission, self.params.tool_hooks)
         return await invocation_messages(
             invocation,
@@ -265,6 +268,11 @@ class Runtime:
         if requested is None:
             return None
         return model_for(requested, self.model, getattr(self.params.provider, "name", ""))
+
+    def end_prompt(self) -> None:
+        """The prompt's run is over: the grants of the skills it invoked end with it (Claude
+        Code: the `allowed-tools` grant "clears when you send your next message")."""
+        self.params.tool_context.grants.clear()
 
     async def _config_changes(self) -> None:
         """ConfigChange hooks for settings files changed since the last prompt (they apply

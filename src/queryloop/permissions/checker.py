@@ -18,6 +18,9 @@ Order for one call (Claude Code's, with its known gaps closed):
    approves it (`Edit(.queryloop/skills/**)`, the exact Bash command), else ask — no broad
    rule (`Bash(*)`, `Edit(**)`), acceptEdits or PreToolUse hook `allow` lets it through;
 6. an allow rule (settings, `--allowed-tools`, or remembered this session) matches → allow;
+6b. a running skill's `allowed-tools` (`ToolContext.grants`, for the rest of the prompt that
+   invoked it) matches → allow: an allow rule like those of step 6, so deny and ask rules,
+   plan mode and protected paths (steps 1-5b) still come first;
 7. the tool's own check says allow → allow, ask → ask;
 8. a file tool's path lies outside the working folders (symlinks resolved) → ask;
 9. read-only → allow (not MCP tools: their readOnlyHint is only the server's claim; a
@@ -409,6 +412,9 @@ class PermissionChecker:
         allow_rule = allowed.find("allow", name, call.subject, call.mc)
         if allow_rule is not None:
             return PermissionDecision("allow", rule=str(allow_rule), source=DenialSource.RULE)
+        granted = _granted(name, call, ctx)
+        if granted is not None:
+            return granted
         if own.behavior == "allow":
             return dataclasses.replace(own, source=own.source or DenialSource.TOOL)
         if own.behavior == "ask":
@@ -551,6 +557,19 @@ class _Call:
         return cls(parsed, subject, path, MatchContext(ctx.cwd, context.home))
 
 
+def _granted(name: str, call: _Call, ctx: ToolContext) -> PermissionDecision | None:
+    """Step 6b: a running skill's `allowed-tools` (`ctx.grants`) allows the call. Only here,
+    after deny and ask rules, plan mode, the tool's own deny and protected paths: a grant is
+    an allow rule for the rest of the prompt and never overrides what comes before."""
+    for grant in ctx.grants.active:
+        rule = RuleSet(allow=grant.rules).find("allow", name, call.subject, call.mc)
+        if rule is not None:
+            return PermissionDecision(
+                "allow", rule=f"{rule} (allowed-tools of {grant.skill})", source=DenialSource.RULE
+            )
+    return None
+
+
 def _parse_input(tool: Tool, input: Mapping[str, Any]) -> Any:
     """The tool's own input model when it validates (what its methods expect), else the dict."""
     model = getattr(tool, "input_model", BaseModel)
@@ -617,6 +636,8 @@ def _suggest_rule(name: str, call: _Call, protected: ProtectedWrite | None = Non
             return exact
     if protected is not None and name not in EDIT_TOOLS:
         return name
+    if name == "Skill" and call.subject:  # this skill, not every skill
+        return f"Skill({call.subject})"
     if name == "Bash" and call.subject:
         try:
             words = shlex.split(call.subject.splitlines()[0] if call.subject.strip() else "")

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..tools.base import BaseTool, ToolContext, ToolProgress, ToolResult
+from ..tools.base import BaseTool, PermissionDecision, ToolContext, ToolProgress, ToolResult
 from ..tools.builtin._common import StrictInput
 from .expand import ShellRunner, run_shell, shell_commands, substitute
 from .loader import Skill, SkillKind, SkillSet
@@ -113,9 +113,22 @@ class SkillTool(BaseTool[SkillInput]):
     def permission_subject(self, input: Any) -> str | None:
         return str(input.skill)
 
+    async def check_permissions(self, input: Any, ctx: ToolContext) -> PermissionDecision:
+        """A skill with `allowed-tools` gives the model tools without asking: the model may
+        not start one on its own say-so (Claude Code asks for such skills, and allows the
+        others without approval). `Skill(name)` as an allow rule approves it for good."""
+        skill = self._skills().get(input.skill)
+        if skill is None or not skill.options.allowed_tools:
+            return await super().check_permissions(input, ctx)
+        granted = ", ".join(map(str, skill.options.allowed_tools))
+        return PermissionDecision(
+            "ask", f"the skill {skill.name} would allow {granted} without asking for this prompt"
+        )
+
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         skill = self._skills().get(input.skill)
         assert skill is not None  # validate_input checked it
+        ctx.grants.grant(skill.name, skill.options.allowed_tools)  # its `!` lines too
         shell = thread_shell(ctx)
         rendered = await render_skill(skill, input.args, shell)
         yield ToolResult(

@@ -28,7 +28,7 @@ from ..messages.interruption import Interruption
 from ..messages.types import Message
 from ..sandbox import Sandbox
 from ..tasks.manager import TaskManager
-from .services import FileTextSnapshot, HiddenPaths, SubagentService
+from .services import FileTextSnapshot, HiddenPaths, SkillGrants, SubagentService
 
 DEFAULT_MAX_RESULT_CHARS = 100_000
 
@@ -168,6 +168,9 @@ class ToolContext:
     sandbox: Sandbox | None = None
     """The session's Bash sandbox (`queryloop.sandbox`, from the `sandbox` settings); None
     when it is off. Bash and background shell tasks run inside it."""
+    grants: SkillGrants = field(default_factory=SkillGrants)
+    """The `allowed-tools` of the skills invoked during the current prompt (the session's one
+    object, shared with its subagents' contexts; the permission checker reads it)."""
 
     def __post_init__(self) -> None:
         if self.original_cwd is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from .base import PermissionChecker, Tool, ToolHooks
@@ -56,6 +56,43 @@ class SubagentService(Protocol):
     def hooks(self) -> ToolHooks | None:
         """The hooks the thread's tool calls run with."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """The `allowed-tools` of one invoked skill: allow rules while the prompt runs."""
+
+    skill: str
+    rules: tuple[Any, ...]
+    """`permissions.rules.PermissionRule`s (typed loosely: `tools` sits below `permissions`)."""
+
+
+class SkillGrants:
+    """The tools the skills invoked during the current prompt let the model use without
+    asking (their `allowed-tools`), for the permission checker's allow step.
+
+    Owner: the session (one object, shared by the main thread's and its subagents' tool
+    contexts). The Skill tool and a typed `/name` add grants; the Agent clears them when the
+    prompt's run ends, so "while the skill runs" is the rest of the prompt that invoked it
+    (Claude Code: the grant "clears when you send your next message"). A grant is an allow
+    rule and nothing more: deny and ask rules, plan mode and protected paths come first."""
+
+    def __init__(self) -> None:
+        self._grants: list[Grant] = []
+
+    def grant(self, skill: str, rules: Sequence[Any]) -> None:
+        """Add a skill's rules (nothing when it has none)."""
+        if rules:
+            self._grants.append(Grant(skill, tuple(rules)))
+
+    def clear(self) -> None:
+        """The prompt ended: every grant ends with it."""
+        self._grants.clear()
+
+    @property
+    def active(self) -> tuple[Grant, ...]:
+        """The grants in force, oldest first."""
+        return tuple(self._grants)
 
 
 @dataclass(frozen=True, slots=True)
