@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..agents.plugin_agents import plugin_agents
 from ..agents.thread import OutputLimits, ThreadOptions, ToolSet, build_thread
 from ..agents.tool import AgentTool
 from ..agents.wiring import build_subagents, build_tasks
@@ -106,8 +107,15 @@ async def assemble(
     notices = Notices(options.on_notice)
     mcp = await mcp_launch.manager() if mcp_launch is not None else None
     exit_stack = build_exit_stack(mcp, model)
-    skills = load_skills(options.cwd, home, trusted=workspace.trusted)
-    for notice in [*workspace.notices, *_mcp_notices(mcp), *map(str, skills.problems)]:
+    plugins = workspace.plugins.plugins
+    skills = load_skills(options.cwd, home, trusted=workspace.trusted, plugins=plugins)
+    agents, agent_notices = plugin_agents(plugins)
+    for notice in [
+        *workspace.notices,
+        *_mcp_notices(mcp),
+        *map(str, skills.problems),
+        *agent_notices,
+    ]:
         notices.add(notice)
     compact_config = build_compact_config(options, model)
     timing = build_timing(session, compact_config)
@@ -128,8 +136,8 @@ async def assemble(
     subagents = build_subagents(
         thread_options, session, provider=model.provider, permission=permission, hooks=hooks,
         tasks=tasks, session_dir=session_dir, cwd=options.cwd, home=home,
-        trusted=workspace.trusted, agents=options.agents, max_depth=options.max_subagent_depth,
-        notify=notices.add, telemetry=telemetry,
+        trusted=workspace.trusted, agents=[*agents, *options.agents],
+        max_depth=options.max_subagent_depth, notify=notices.add, telemetry=telemetry,
     )  # fmt: skip
     tool_context = build_tool_context(
         options, workspace, session_dir, skills, observers(timing, trace) or timing, tasks,
@@ -206,6 +214,7 @@ def build_workspace(options: AgentOptions, home: Path) -> Workspace:
         mcp_config_files=[options.mcp_config] if options.mcp_config else (),
         allowed_tools=options.allowed_tools,
         disallowed_tools=options.disallowed_tools,
+        plugin_dirs=options.plugin_dirs,
     )
 
 
@@ -310,9 +319,19 @@ def build_tool_context(
             *skill_read_dirs(skills),
         ],
         session_dir=session_dir,
-        env={**workspace.settings.env, **options.env},
+        env=with_plugin_path({**workspace.settings.env, **options.env}, workspace),
         observer=observer,
     )
+
+
+def with_plugin_path(env: dict[str, str], workspace: Workspace) -> dict[str, str]:
+    """The Bash tool's environment with the plugins' `bin/` folders first on PATH (Claude
+    Code: "executables added to the Bash tool's PATH ... while the plugin is enabled")."""
+    bins = [str(d) for d in workspace.plugins.bin_dirs()]
+    if not bins:
+        return env
+    path = env.get("PATH") or os.environ.get("PATH", "")
+    return {**env, "PATH": os.pathsep.join([*bins, *([path] if path else [])])}
 
 
 def build_sandbox(

@@ -95,6 +95,9 @@ class AgentOptions:
     """The project folder the agent works in (`~` expanded, made absolute)."""
     mcp_config: Path | None = None
     """An MCP servers file (`.mcp.json` shape) besides the project's `.mcp.json`."""
+    plugin_dirs: Sequence[Path] = ()
+    """Plugin folders in Claude Code's layout to load (`--plugin-dir`, docs/plugins.md),
+    besides the plugins the settings' `enabledPlugins` name."""
     session_id: str | None = None
     """The id of a new session (default: a fresh uuid)."""
     persist: bool = True
@@ -168,6 +171,7 @@ class AgentKwargs(TypedDict, total=False):
     on_hook_status: Callable[[HookStatus], None] | None
     cwd: str | Path | None
     mcp_config: str | Path | None
+    plugin_dirs: Sequence[Path]
     session_id: str | None
     persist: bool
     home: str | Path | None
@@ -202,6 +206,7 @@ def make_options(model: str | None, kwargs: Mapping[str, Any]) -> AgentOptions:
     for name in ("home", "mcp_config"):
         if values.get(name) is not None:
             values[name] = Path(values[name]).expanduser()
+    values["plugin_dirs"] = tuple(Path(d).expanduser() for d in values.get("plugin_dirs", ()))
     mode = values.get("permission_mode")
     if isinstance(mode, str):
         values["permission_mode"] = parse_mode(mode)

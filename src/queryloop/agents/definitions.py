@@ -50,6 +50,7 @@ class AgentSource(StrEnum):
     BUILT_IN = "built-in"
     USER = "user"
     PROJECT = "project"
+    PLUGIN = "plugin"
     SDK = "sdk"
 
 
@@ -198,7 +199,11 @@ class LoadedAgents:
         return {d.name: " ".join(d.description.split()) for d in self.definitions}
 
 
-_SOURCES = {FileScope.USER: AgentSource.USER, FileScope.PROJECT: AgentSource.PROJECT}
+_SOURCES = {
+    FileScope.USER: AgentSource.USER,
+    FileScope.PROJECT: AgentSource.PROJECT,
+    FileScope.PLUGIN: AgentSource.PLUGIN,
+}
 
 
 def read_agent_file(found: FoundFile) -> tuple[AgentDefinition | None, list[str]]:

@@ -74,6 +74,7 @@ class CliOptions:
     allowed_tools: Sequence[str] = field(default=(), metadata=_AGENT_OPTION)
     disallowed_tools: Sequence[str] = field(default=(), metadata=_AGENT_OPTION)
     mcp_config: Path | None = field(default=None, metadata=_AGENT_OPTION)
+    plugin_dirs: Sequence[Path] = field(default=(), metadata=_AGENT_OPTION)
     append_system_prompt: str | None = field(default=None, metadata=_AGENT_OPTION)
     system_prompt: str | None = field(default=None, metadata=_AGENT_OPTION)
     cwd: Path = field(default_factory=Path.cwd, metadata=_AGENT_OPTION)
@@ -135,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allowed-tools", action="append", default=[], metavar="RULES")
     p.add_argument("--disallowed-tools", action="append", default=[], metavar="RULES")
     p.add_argument("--mcp-config", type=Path, metavar="FILE", help="MCP servers (JSON)")
+    p.add_argument(
+        "--plugin-dir", dest="plugin_dirs", action="append", default=[], type=Path,
+        metavar="DIR", help="load a plugin folder in Claude Code's layout (repeatable)",
+    )  # fmt: skip
     p.add_argument("--append-system-prompt", metavar="TEXT")
     p.add_argument("--system-prompt", metavar="TEXT", help="replace the system prompt")
     p.add_argument("--cwd", type=Path, help="work in this folder (default: the current one)")
@@ -200,6 +205,7 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         allowed_tools=_split_rules(ns.allowed_tools),
         disallowed_tools=_split_rules(ns.disallowed_tools),
         mcp_config=ns.mcp_config,
+        plugin_dirs=tuple(d.expanduser().resolve() for d in ns.plugin_dirs),
         append_system_prompt=ns.append_system_prompt,
         system_prompt=ns.system_prompt,
         cwd=_resolve_cwd(ns.cwd),

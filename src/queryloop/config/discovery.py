@@ -35,6 +35,7 @@ class FileScope(StrEnum):
 
     USER = "user"
     PROJECT = "project"
+    PLUGIN = "plugin"
 
 
 @dataclass(frozen=True, slots=True)

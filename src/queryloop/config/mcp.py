@@ -64,9 +64,16 @@ def load_mcp_config(path: Path) -> tuple[dict[str, McpServerConfig], list[str]]:
 
 
 def parse_server(
-    name: str, raw: object, *, source: str, base: Path | None = None
+    name: str,
+    raw: object,
+    *,
+    source: str,
+    base: Path | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> tuple[McpServerConfig | None, str | None]:
-    """One server entry; returns (config, None) or (None, problem)."""
+    """One server entry; returns (config, None) or (None, problem). `environ` adds variables
+    for `${VAR}` (a plugin's `CLAUDE_PLUGIN_ROOT`) to the process environment."""
+    env_vars = {**os.environ, **environ} if environ else None
     where = f"{source}: mcpServers.{name}"
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
         return None, f"{where}: server names may use letters, digits, '_' and '-' only"
@@ -74,7 +81,7 @@ def parse_server(
         return None, f"{where}: must be an object with 'command' or 'type': 'http' and 'url'"
     kind = raw.get("type", "http" if "url" in raw else "stdio")
     if kind in ("http", "streamable-http", "streamable_http"):
-        return _http(name, raw, where, source)
+        return _http(name, raw, where, source, env_vars)
     if kind != "stdio":
         return None, f"{where}: transport {kind!r} is not supported (use stdio or http)"
     command, args, env = raw.get("command"), raw.get("args", []), raw.get("env", {})
@@ -89,9 +96,9 @@ def parse_server(
         McpServerConfig(
             name,
             "stdio",
-            command=expand_vars(command),
-            args=tuple(expand_vars(a) for a in args),
-            env={k: expand_vars(v) for k, v in env.items()},
+            command=expand_vars(command, env_vars),
+            args=tuple(expand_vars(a, env_vars) for a in args),
+            env={k: expand_vars(v, env_vars) for k, v in env.items()},
             cwd=(base / cwd) if isinstance(cwd, str) and base else None,
             source=source,
         ),
@@ -100,7 +107,11 @@ def parse_server(
 
 
 def _http(
-    name: str, raw: Mapping[str, object], where: str, source: str
+    name: str,
+    raw: Mapping[str, object],
+    where: str,
+    source: str,
+    env_vars: Mapping[str, str] | None = None,
 ) -> tuple[McpServerConfig | None, str | None]:
     url, headers = raw.get("url"), raw.get("headers", {})
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -108,9 +119,9 @@ def _http(
     if not _str_map(headers):
         return None, f"{where}: 'headers' must be an object of string values"
     assert isinstance(headers, Mapping)
-    expanded = {k: expand_vars(v) for k, v in headers.items()}
+    expanded = {k: expand_vars(v, env_vars) for k, v in headers.items()}
     return McpServerConfig(
-        name, "http", url=expand_vars(url), headers=expanded, source=source
+        name, "http", url=expand_vars(url, env_vars), headers=expanded, source=source
     ), None
 
 

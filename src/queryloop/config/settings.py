@@ -33,6 +33,7 @@ from ..hooks import HooksConfig, parse_hooks
 from ..permissions.modes import PermissionMode, parse_mode
 from ..permissions.rules import PermissionRule, RuleBehavior, RuleSet
 from .discovery import PROJECT_DIR
+from .plugins import EnabledPlugin, EnabledPluginsMerger
 from .sandbox import SandboxMerger, SandboxSettings
 
 
@@ -54,7 +55,17 @@ class Severity(StrEnum):
 
 MANAGED_SETTINGS = Path("/etc/queryloop/managed-settings.json")
 TOP_LEVEL_KEYS = frozenset(
-    {"permissions", "hooks", "env", "model", "toolSearch", "trustedFolders", "sandbox", "$schema"}
+    {
+        "permissions",
+        "hooks",
+        "env",
+        "model",
+        "toolSearch",
+        "trustedFolders",
+        "sandbox",
+        "enabledPlugins",
+        "$schema",
+    }
 )
 """Keys settings files may hold; any other is a warning (add new settings here)."""
 PERMISSION_KEYS = frozenset(
@@ -134,6 +145,8 @@ class Settings:
     trusted_folders: tuple[Path, ...] = ()
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     """`"sandbox"`: the Bash sandbox (`config.sandbox`, docs/sandbox.md)."""
+    enabled_plugins: Mapping[str, EnabledPlugin] = field(default_factory=dict)
+    """`"enabledPlugins"` of the trusted files (`config.plugins`, docs/plugins.md)."""
     files: tuple[SettingsFile, ...] = ()
     problems: tuple[SettingsProblem, ...] = ()
     ignored: tuple[str, ...] = ()
@@ -228,6 +241,7 @@ class _Merger:
         self.tool_search: str | int | None = None
         self.trusted_folders: list[Path] = []
         self.sandbox = SandboxMerger()
+        self.plugins = EnabledPluginsMerger()
         self.files: list[SettingsFile] = []
         self.problems: list[SettingsProblem] = []
         self.ignored: list[str] = []
@@ -248,6 +262,7 @@ class _Merger:
             tool_search=self.tool_search,
             trusted_folders=tuple(self.trusted_folders),
             sandbox=self.sandbox.result(),
+            enabled_plugins=self.plugins.result(),
             files=tuple(self.files),
             problems=tuple(self.problems),
             ignored=tuple(self.ignored),
@@ -276,6 +291,13 @@ class _Merger:
                 self._problem(file, "model", "'model' must be a string")
         self._add_tool_search(file, data.get("toolSearch"))
         self._add_sandbox(file, data.get("sandbox"), root, trusted)
+        self.plugins.add(
+            data.get("enabledPlugins"),
+            source=file.path,
+            trusted=trusted,
+            problem=lambda key, message: self._problem(file, key, message),
+            ignore=lambda text: self.ignored.append(f"{file.path}: {text}"),
+        )
         if file.scope is SettingsScope.USER:  # a project can never trust itself
             folders = self._str_list(file, data, "trustedFolders")
             self.trusted_folders.extend(Path(f).expanduser() for f in folders)

@@ -2,8 +2,10 @@
 
 `load_workspace` decides trust (`config.trust`), merges the settings files
 (`config.settings`), reads the project's `.mcp.json` and any `--mcp-config` files
-(`config.mcp`) and adds the command line's `--allowed-tools`/`--disallowed-tools`. It fails
-closed: the run does not start with a settings or MCP config file it cannot use.
+(`config.mcp`), loads the plugins (`--plugin-dir` and the trusted settings' `enabledPlugins`,
+`config.plugins`: their hooks join the settings' hooks, their MCP servers the others) and
+adds the command line's `--allowed-tools`/`--disallowed-tools`. It fails closed: the run
+does not start with a settings, MCP config or plugin file it cannot use.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..permissions.rules import RuleSet
 from ..tools.mcp_server import McpServerConfig
+from .discovery import claude_home
 from .mcp import MCP_JSON, load_mcp_config
+from .plugins import PluginSet, load_plugins
 from .settings import Settings, SettingsProblem, load_settings, queryloop_home
 from .trust import TRUST_HINT, is_trusted
 
@@ -46,6 +50,9 @@ class Workspace:
     notices: tuple[str, ...] = ()
     """Messages for the user: what was ignored and why, and broken files."""
     problems: tuple[SettingsProblem | str, ...] = ()
+    plugins: PluginSet = field(default_factory=PluginSet)
+    """The plugins loaded (their hooks and MCP servers are already in `settings` and
+    `mcp_servers`; skills, commands, agents and `bin/` are read from here)."""
 
 
 def load_workspace(
@@ -56,6 +63,7 @@ def load_workspace(
     mcp_config_files: Sequence[Path] = (),
     allowed_tools: Sequence[str] = (),
     disallowed_tools: Sequence[str] = (),
+    plugin_dirs: Sequence[Path] = (),
 ) -> Workspace:
     """The effective settings, MCP servers and notices for `cwd`, in one call.
 
@@ -89,17 +97,22 @@ def load_workspace(
         found, extra_problems = load_mcp_config(extra)
         servers.update(found)
         errors.extend(extra_problems)
+    plugins = load_plugins(plugin_dirs, settings.enabled_plugins, home=home, claude=claude_home())
+    errors.extend(plugins.errors)
+    servers.update(plugins.mcp_servers())
     if errors:
         raise SettingsError(errors)
 
     cli_rules = RuleSet.from_strings(
         allow=allowed_tools, deny=disallowed_tools, source="command line", root=cwd
     )
-    settings = replace(settings, rules=settings.rules.merged(cli_rules))
+    hooks = settings.hooks.merged(plugins.hooks())
+    settings = replace(settings, rules=settings.rules.merged(cli_rules), hooks=hooks)
     notices = [f"settings warning: {p}" for p in problems]
+    notices.extend(f"plugin: {n}" for n in plugins.notices)
     if ignored:
         notices.append(
             f"{cwd} is not a trusted folder, so its project settings were ignored (deny rules "
             f"still apply); {TRUST_HINT}. Ignored:\n  " + "\n  ".join(ignored)
         )
-    return Workspace(cwd, trusted, settings, servers, tuple(notices), tuple(problems))
+    return Workspace(cwd, trusted, settings, servers, tuple(notices), tuple(problems), plugins)

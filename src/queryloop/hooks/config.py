@@ -74,6 +74,9 @@ class CommandHook:
     """`async`: run in the background; its output reaches the model on the next turn."""
     shell: str | None = None
     """`shell`: "bash" (sh -c here) or "powershell"; ignored with `args`."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Added to the hook's environment: a plugin's `CLAUDE_PLUGIN_ROOT`/`CLAUDE_PLUGIN_DATA`
+    (`config.plugins`), also substituted in exec-form arguments."""
 
     @property
     def label(self) -> str:
@@ -252,7 +255,8 @@ def _dedupe(hooks: list[Hook]) -> list[Hook]:
 def _identity(hook: Hook) -> object:
     """What makes two configured handlers the same handler (the source file does not)."""
     if isinstance(hook, CommandHook):
-        return ("command", hook.command, hook.args, _text(hook.condition), hook.shell)
+        env = tuple(sorted(hook.env.items()))  # two plugins' same command is two hooks
+        return ("command", hook.command, hook.args, _text(hook.condition), hook.shell, env)
     if isinstance(hook, HttpHook):
         return ("http", hook.url, tuple(sorted(hook.headers.items())), _text(hook.condition))
     if isinstance(hook, PromptHook):

@@ -204,7 +204,8 @@ class HookMachinery:
         timeout = timeout_of(hook, event)
         timeout = min(timeout, cap) if cap is not None else timeout
         if isinstance(hook, CommandHook):
-            return await run_command_hook(hook, data, cwd=self.cwd, env=self._env, timeout=timeout)
+            env = {**self._env, **hook.env} if hook.env else self._env
+            return await run_command_hook(hook, data, cwd=self.cwd, env=env, timeout=timeout)
         if isinstance(hook, HttpHook):
             return await run_http_hook(hook, data, env=self._env, timeout=timeout)
         return await self._run_prompt(hook, event, data, timeout)

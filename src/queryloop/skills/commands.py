@@ -73,7 +73,8 @@ def skill_tools(skills: SkillSet, *, builtin: bool) -> list[Tool]:
 
 
 def skill_read_dirs(skills: SkillSet) -> list[Path]:
-    """Folders of the user's own skills, so Read may open the files they reference (project
-    skills are inside the working folder already)."""
-    folders = {s.folder.resolve() for s in skills.skills.values() if s.source is SkillSource.USER}
+    """Folders of the user's own and the plugins' skills, so Read may open the files they
+    reference (project skills are inside the working folder already)."""
+    outside = (SkillSource.USER, SkillSource.PLUGIN)
+    folders = {s.folder.resolve() for s in skills.skills.values() if s.source in outside}
     return sorted(folders)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -44,8 +44,10 @@ from ..config.discovery import (
     FoundCommand,
     claude_home,
     command_files,
+    commands_in,
     skill_files,
 )
+from ..config.plugins import Plugin
 from .options import SkillOptions, parse_options
 
 MAX_NAME = 64
@@ -85,6 +87,8 @@ class Skill:
     """The file its instructions are read from (default: `folder/SKILL.md`)."""
     kind: SkillKind = SkillKind.SKILL
     options: SkillOptions = field(default_factory=SkillOptions)
+    variables: Mapping[str, str] = field(default_factory=dict)
+    """Placeholders its plugin defines (`${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}`)."""
 
     @property
     def file(self) -> Path:
@@ -138,8 +142,16 @@ class SkillSet:
         return {n: s for n, s in sorted(self.skills.items()) if s.options.user_invocable}
 
 
-def load_skills(cwd: Path, home: Path, *, trusted: bool, claude: Path | None = None) -> SkillSet:
-    """Every usable skill and command in the user's and (if trusted) the project's folders.
+def load_skills(
+    cwd: Path,
+    home: Path,
+    *,
+    trusted: bool,
+    claude: Path | None = None,
+    plugins: Sequence[Plugin] = (),
+) -> SkillSet:
+    """Every usable skill and command in the user's and (if trusted) the project's folders,
+    then the plugins' (named `<plugin>:<name>`).
 
     Order decides a name taken twice: the user's before the project's, and at one scope a
     skill before a command (Claude Code's rule)."""
@@ -148,21 +160,59 @@ def load_skills(cwd: Path, home: Path, *, trusted: bool, claude: Path | None = N
     problems: list[SkillProblem] = []
     user_commands, project_commands = _by_scope(command_files(cwd, home, claude, trusted=trusted))
     skills = skill_files(cwd, home, trusted=trusted)
-    ordered: list[tuple[Path, FileScope, str | None]] = [
-        *((f.path, f.scope, None) for f in skills if f.scope is FileScope.USER),
-        *((c.path, c.scope, c.name) for c in user_commands),
-        *((f.path, f.scope, None) for f in skills if f.scope is not FileScope.USER),
-        *((c.path, c.scope, c.name) for c in project_commands),
+    ordered: list[_Candidate] = [
+        *(_Candidate(f.path, f.scope) for f in skills if f.scope is FileScope.USER),
+        *(_Candidate(c.path, c.scope, c.name) for c in user_commands),
+        *(_Candidate(f.path, f.scope) for f in skills if f.scope is not FileScope.USER),
+        *(_Candidate(c.path, c.scope, c.name) for c in project_commands),
+        *(c for plugin in plugins for c in _plugin_candidates(plugin)),
     ]
-    for path, scope, command in ordered:
-        skill = _load_one(path, scope, command, problems)
+    for candidate in ordered:
+        skill = _load_one(candidate, problems)
         if skill is not None and skill.name not in found:
             found[skill.name] = skill
     return SkillSet(found, tuple(problems))
 
 
-def parse_skill(text: str, folder: Path, source: SkillSource) -> Skill:
-    """A `Skill` from the text of its SKILL.md; ValueError says what is wrong."""
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A file that may be a skill (`command` None) or a command named `command`."""
+
+    path: Path
+    scope: FileScope
+    command: str | None = None
+    namespace: str = ""
+    variables: Mapping[str, str] = field(default_factory=dict)
+
+
+def _plugin_candidates(plugin: Plugin) -> list[_Candidate]:
+    """A plugin's skills (`<dir>/<name>/SKILL.md`, or a `SKILL.md` in the dir itself) and
+    commands, named `<plugin>:<name>`."""
+    found: list[_Candidate] = []
+    for folder in (f for f in plugin.skills if f.is_dir()):
+        files = [folder / SKILL_FILE] if (folder / SKILL_FILE).is_file() else []
+        files += sorted(p / SKILL_FILE for p in folder.iterdir() if (p / SKILL_FILE).is_file())
+        found += [
+            _Candidate(f, FileScope.PLUGIN, None, plugin.name, plugin.variables) for f in files
+        ]
+    for path in plugin.commands:
+        for command in commands_in(path, FileScope.PLUGIN, plugin.name):
+            found.append(
+                _Candidate(command.path, FileScope.PLUGIN, command.name, "", plugin.variables)
+            )
+    return found
+
+
+def parse_skill(
+    text: str,
+    folder: Path,
+    source: SkillSource,
+    *,
+    namespace: str = "",
+    variables: Mapping[str, str] | None = None,
+) -> Skill:
+    """A `Skill` from the text of its SKILL.md; ValueError says what is wrong. `namespace`
+    (a plugin's name) prefixes its name, `variables` are its plugin's placeholders."""
     meta, body = split_front_matter(text)
     name = str(meta.get("name") or folder.name).strip()
     if len(name) > MAX_NAME or not _NAME.match(name):
@@ -170,10 +220,21 @@ def parse_skill(text: str, folder: Path, source: SkillSource) -> Skill:
             f"name {name!r} must be 1-{MAX_NAME} lowercase letters, digits and single hyphens"
         )
     description = _description(meta, body)
-    return Skill(name, description, folder, source, meta, options=parse_options(meta))
+    options = parse_options(meta, variables)
+    name = f"{namespace}:{name}" if namespace else name
+    return Skill(
+        name, description, folder, source, meta, options=options, variables=variables or {}
+    )
 
 
-def parse_command(text: str, path: Path, name: str, source: SkillSource) -> Skill:
+def parse_command(
+    text: str,
+    path: Path,
+    name: str,
+    source: SkillSource,
+    *,
+    variables: Mapping[str, str] | None = None,
+) -> Skill:
     """A command file as a `Skill`: named by its path (the front matter's `name` is only a
     label, as in Claude Code), described by `description` or its first paragraph."""
     if not _COMMAND_NAME.match(name):
@@ -183,8 +244,18 @@ def parse_command(text: str, path: Path, name: str, source: SkillSource) -> Skil
         )
     meta, body = split_front_matter(text)
     description = _description(meta, body, required=False) or f"(command /{name})"
-    options = parse_options(meta)
-    return Skill(name, description, path.parent, source, meta, path, SkillKind.COMMAND, options)
+    options = parse_options(meta, variables)
+    return Skill(
+        name,
+        description,
+        path.parent,
+        source,
+        meta,
+        path,
+        SkillKind.COMMAND,
+        options,
+        variables or {},
+    )
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
@@ -233,14 +304,15 @@ def _description(meta: Mapping[str, Any], body: str, *, required: bool = True) -
     return " ".join(description.split())[:MAX_DESCRIPTION]
 
 
-def _load_one(
-    path: Path, source: SkillSource, command: str | None, problems: list[SkillProblem]
-) -> Skill | None:
+def _load_one(candidate: _Candidate, problems: list[SkillProblem]) -> Skill | None:
+    path, scope, variables = candidate.path, candidate.scope, candidate.variables
     try:
-        if command is not None:
-            skill = parse_command(_read(path), path, command, source)
+        if candidate.command is not None:
+            skill = parse_command(_read(path), path, candidate.command, scope, variables=variables)
         else:
-            skill = parse_skill(_read(path), path.parent, source)
+            skill = parse_skill(
+                _read(path), path.parent, scope, namespace=candidate.namespace, variables=variables
+            )
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         problems.append(SkillProblem(path, str(exc)))
         return None

@@ -57,7 +57,7 @@ async def render_skill(skill: Skill, args: str | None, shell: ShellRunner | None
     """The text that loads a skill: its body with the arguments and variables substituted and
     its `!` commands run (`shell`; None: they are not run, and the text says so); a skill
     (not a command) says where its files are."""
-    variables = {SKILL_DIR: str(skill.folder)}
+    variables = {SKILL_DIR: str(skill.folder), **skill.variables}
     body = substitute(skill.body(), args or "", names=skill.options.arguments, variables=variables)
     references = body
     for command in shell_commands(body):
