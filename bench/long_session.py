@@ -7,8 +7,9 @@ compaction. It checks and prints:
 
 - compactions (autocompact / reactive), collapses drained, prompt-too-long errors recovered;
 - API-rule violations the server found (must be 0) and the peak request size (server count);
-- whether the task and a fact stated only in the first user message were in every request
-  after each compaction, and whether the latest tool result was in each request verbatim;
+- whether the task, a fact stated only in the first user message and a note the user sent a
+  third of the way in were in every request from the one where they were first sent, and
+  whether the latest tool result was in each request verbatim;
 - the cache read share of input tokens and the total cost at Sonnet prices.
 
 A second run gives the server a smaller window than the client believes (a forced
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import tempfile
 from collections.abc import Sequence
@@ -56,6 +58,9 @@ MODEL = "claude-sonnet-4-0"
 """A model with a 200k window and 64k output (and not deprecated in the installed SDK)."""
 TASK = "Audit every module of the project, one per step, and report at the end."
 FACT = "The release codename is BLUE-HERON-7731."
+NOTE = "One more thing: deploy only in the Thursday window DW-0400."
+"""The second planted fact: a message the user sends while the session runs (step turns // 3):
+a plain user message in the mini driver, a queued prompt (`Agent.queue`) in the agent driver."""
 COMPACT_MARK = "Your task is to write a detailed summary"
 TOOL = {
     "name": "Bash",
@@ -92,7 +97,9 @@ class Script:
         self.model_turns += 1
         if self.model_turns >= self.turns:
             return turn(text("All modules audited. Report: no blocking findings."))
-        return turn(text(f"Step {self.model_turns}."), tool_use("Bash", {"command": "audit"}))
+        # Fixed ids keep the requests byte-identical from run to run (`Report.request_digest`).
+        call = tool_use("Bash", {"command": "audit"}, id=f"toolu_bench_{self.model_turns:04d}")
+        return turn(text(f"Step {self.model_turns}."), call)
 
 
 @dataclass
@@ -111,9 +118,11 @@ class Report:
     cache_read_share: float = 0.0
     cost_usd: float = 0.0
     fact_missing: int = 0
-    """Requests (after the first) without the task or the first message's fact."""
+    """Requests without the task, the first message's fact, or (once sent) the user's note."""
     latest_result_missing: int = 0
     usage: Usage = field(default_factory=Usage)
+    request_digest: str = ""
+    """sha256 of every request body in order (the session folder's path blanked)."""
 
 
 async def run_mini(
@@ -149,10 +158,10 @@ async def run_mini(
             session_dir=session_dir,
         )
         try:
-            await _drive(pipeline, builder, provider, report, result_tokens)
+            await _drive(pipeline, builder, provider, report, result_tokens, turns // 3)
         finally:
             await provider.aclose()
-        _measure(server.requests, report, server_window)
+        _measure(server.requests, report, server_window, session_dir)
         report.violations = sum(len(v) for v in server.violations)
     return report
 
@@ -163,10 +172,12 @@ async def _drive(
     provider: AnthropicProvider,
     report: Report,
     result_tokens: int,
+    note_step: int,
 ) -> None:
     messages: list[Message] = [user_message(f"{TASK} {FACT}")]
     tracking = AutoCompactTracking()
     reactive_done = drained = False
+    step = 0  # counted here: a compaction shortens the history, not the work done
     while True:
         pre = await pipeline.preprocess(messages, tracking)
         tracking, messages = pre.tracking, pre.messages_for_query
@@ -201,8 +212,10 @@ async def _drive(
         if not uses:
             report.terminal = "completed"
             return
-        step = sum(1 for m in messages if isinstance(m, AssistantMessage))
+        step += 1
         messages += [tool_result_message(u.id, tool_output(step, result_tokens)) for u in uses]
+        if step == note_step:
+            messages.append(user_message(NOTE))
 
 
 def _with(
@@ -213,20 +226,28 @@ def _with(
     return replace(request, context_management=context_management, betas=tuple(betas))
 
 
-def _measure(requests: Sequence[dict[str, Any]], report: Report, server_window: int) -> None:
+def _measure(
+    requests: Sequence[dict[str, Any]], report: Report, server_window: int, session_dir: Path
+) -> None:
     report.requests = len(requests)
+    noted = False
     for body in requests:
         blob = json.dumps(body["messages"])
         size = count_input_tokens(body)
         if size <= server_window:  # the server refused the larger ones (prompt too long)
             report.peak_request_tokens = max(report.peak_request_tokens, size)
-        if FACT not in blob or "Audit every module" not in blob:
+        lost_note = noted and NOTE not in blob
+        noted = noted or NOTE in blob
+        if FACT not in blob or "Audit every module" not in blob or lost_note:
             report.fact_missing += 1
         if COMPACT_MARK in json.dumps(body["messages"][-1]):
             continue
         latest = _latest_result(body)
         if latest is not None and "END OF STEP" not in latest:
             report.latest_result_missing += 1
+    report.fact_missing += not noted  # the note never reached the model
+    every = json.dumps(list(requests), sort_keys=True).replace(str(session_dir), "<dir>")
+    report.request_digest = hashlib.sha256(every.encode()).hexdigest()
     total_in = report.usage.total_input_tokens
     report.cache_read_share = report.usage.cache_read_input_tokens / total_in if total_in else 0.0
 
@@ -263,6 +284,7 @@ async def run_agent(
     from queryloop.tools.decorator import tool
 
     steps = [0]
+    agents: list[Agent] = []
 
     @tool
     def Bash(command: str) -> str:
@@ -272,6 +294,8 @@ async def run_agent(
             command: The command to run.
         """
         steps[0] += 1
+        if steps[0] == turns // 3:
+            agents[0].queue(NOTE)  # the user types while the agent works
         return tool_output(steps[0], result_tokens)
 
     script = Script(turns)
@@ -289,6 +313,7 @@ async def run_agent(
             context_collapse=collapse,
             context_window=client_window,
         )
+        agents.append(agent)
         try:
             async for event in agent.stream(f"{TASK} {FACT}"):
                 if isinstance(event, TransitionEvent):
@@ -304,7 +329,7 @@ async def run_agent(
         report.usage, report.cost_usd = agent.usage, agent.cost_usd
         report.prompt_too_long = len(server.requests) - script.model_turns
         report.prompt_too_long -= script.compaction_requests
-        _measure(server.requests, report, server_window)
+        _measure(server.requests, report, server_window, session_dir)
         report.violations = sum(len(v) for v in server.violations)
     return report
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from queryloop.messages import (
@@ -129,3 +133,18 @@ def all_text(messages: Sequence[Message]) -> str:
 def assistant(text: str) -> AssistantMessage:
     """A plain assistant text message."""
     return assistant_message(text)
+
+
+def long_session_bench() -> ModuleType:
+    """`bench/long_session.py` as a module (a script, not a package): its drivers run whole
+    sessions over real HTTP against `queryloop.testing`'s server."""
+    name = "queryloop_bench_long_session"
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(__file__).resolve().parents[2] / "bench" / "long_session.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

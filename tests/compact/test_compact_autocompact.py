@@ -23,6 +23,7 @@ from queryloop.messages import (
     ToolUseBlock,
     UserMessage,
     assistant_message,
+    attachment_message,
     tool_result_message,
     user_message,
 )
@@ -106,6 +107,30 @@ async def test_fact_survives_two_compactions_in_a_row(tmp_path: Path) -> None:
         grown, summarize=fake, trigger="auto", custom_instructions=None, restore=restore
     )
     assert FACT in all_text(second.messages)
+    assert_valid(second.messages)
+
+
+async def test_a_prompt_queued_while_the_agent_worked_survives_compaction(
+    tmp_path: Path,
+) -> None:
+    """The user's words typed while a turn ran reach the model as a `queued_command`
+    attachment; they are the user's own message and are carried like one (before, the
+    summary was the only chance, and a scripted one that forgets them lost them)."""
+    msgs = _session(tmp_path)
+    queued = "Also: deploy only in the Thursday window DW-0400."
+    at = 6  # early: the verbatim tail does not reach back to it
+    msgs.insert(at, attachment_message("queued_command", prompt=queued))
+    fake = FakeSummarizer("<summary>a summary that forgot everything</summary>")
+    restore = RestoreContext(keep_tail_tokens=0)
+    first = await compact_conversation(
+        msgs, summarize=fake, trigger="auto", custom_instructions=None, restore=restore
+    )
+    assert queued in all_text(first.messages)
+    grown = [*first.messages, *[m for n in range(40, 45) for m in tool_round(n)]]
+    second = await compact_conversation(
+        grown, summarize=fake, trigger="auto", custom_instructions=None, restore=restore
+    )
+    assert queued in all_text(second.messages)  # through the boundary's metadata
     assert_valid(second.messages)
 
 

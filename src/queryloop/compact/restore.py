@@ -25,6 +25,8 @@ from .tokens import CHARS_PER_TOKEN, estimate_tokens
 
 FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit", "NotebookEdit")
 USER_MESSAGES_HEADER = "The user's own messages in this session, verbatim (oldest first):"
+QUEUED_PROMPT = "queued_command"
+"""The attachment that carries a prompt the user typed while a turn ran (`context.kinds`)."""
 FileReader = Callable[[Sequence[str]], Mapping[str, str]]
 
 
@@ -101,17 +103,26 @@ def capped_restore(restore: RestoreContext, window: int, caps: RestoreCaps) -> R
 
 def user_texts(messages: Sequence[Message]) -> list[str]:
     """Everything the user typed, oldest first, including what earlier compactions carried
-    over in their boundary's metadata."""
+    over in their boundary's metadata and the prompts queued while a turn ran."""
     texts: list[str] = []
     for message in messages:
         if isinstance(message, SystemMessage) and message.subtype is SystemSubtype.COMPACT_BOUNDARY:
             texts = [str(t) for t in message.metadata.get("user_messages", ())]
-        elif _is_user_typed(message):
-            assert isinstance(message, UserMessage)
-            text = _text(message).strip()
-            if text:
-                texts.append(text)
+            continue
+        text = _typed_text(message).strip()
+        if text:
+            texts.append(text)
     return texts
+
+
+def _typed_text(message: Message) -> str:
+    """What the user typed in `message` ("" when it is not the user's own words)."""
+    if isinstance(message, AttachmentMessage) and message.attachment.type == QUEUED_PROMPT:
+        return str(message.attachment.data.get("prompt") or "")
+    if _is_user_typed(message):
+        assert isinstance(message, UserMessage)
+        return _text(message)
+    return ""
 
 
 def _is_user_typed(message: Message) -> bool:
