@@ -117,7 +117,8 @@ def build_compacted_history(
     restore: RestoreContext,
 ) -> list[Message]:
     """The new array after a summary (see the module docstring for its layout)."""
-    tail = preserved_tail(messages, restore.tail_budget(estimate_tokens(messages)))
+    budget = restore.tail_budget(estimate_tokens(messages))
+    tail = preserved_tail(messages, budget, restore.min_tail_rounds)
     # The tail carries its own user messages verbatim; listing them too would duplicate them.
     texts = user_texts(messages[: len(messages) - len(tail)])
     boundary = compact_boundary(trigger, pre_tokens, user_messages=list(texts))

@@ -80,12 +80,12 @@ def microcompact(
     `tool_names_by_id(messages)` when the caller already has it."""
     if names is None:
         names = tool_names_by_id(messages)
-    cold = last_assistant_time is None or now - last_assistant_time > cache_ttl_s
+    cold = is_cold(now, last_assistant_time, cache_ttl_s)
     fresh: list[str] = []
     if cold and clear_cold:
         fresh = [
             i
-            for i in _clearable_ids(messages, names, clearable_tools, keep_recent)
+            for i in clearable_ids(messages, names, clearable_tools, keep_recent)
             if i not in already_cleared
         ]
     out = clear_results(messages, set(already_cleared) | set(fresh))
@@ -101,7 +101,12 @@ def microcompact(
     return MicrocompactResult(out, tuple(fresh), config)
 
 
-def _clearable_ids(
+def is_cold(now: float, last_assistant_time: float | None, cache_ttl_s: float) -> bool:
+    """Whether the cached prefix has expired: no assistant message within `cache_ttl_s`."""
+    return last_assistant_time is None or now - last_assistant_time > cache_ttl_s
+
+
+def clearable_ids(
     messages: Sequence[Message],
     names: dict[str, str],
     clearable_tools: Collection[str],

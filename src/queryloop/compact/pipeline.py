@@ -7,6 +7,10 @@ Order, cheapest and most local first — each stage runs only if still needed::
 Then the loop checks `PreprocessResult.at_blocking_limit`. On prompt-too-long it calls
 `drain_collapses()` first (collapse_drain_retry), then `reactive()`.
 
+When to shrink early is the configured `CompactionPolicy`'s call (`policy.py`): the default
+never does; economy clears old tool results and summarises as soon as carrying them costs
+more than shrinking (the pipeline measures the trade; the policy decides).
+
 Token accounting across stages: the last response's usage still counts what snip,
 microcompact and collapse removed from *earlier* messages, so the tokens each stage frees are
 remembered against that response (its uuid) and subtracted until a newer response arrives.
@@ -32,14 +36,18 @@ from .microcompact import (
     CONTEXT_MANAGEMENT_BETA,
     DEFAULT_CLEARABLE_TOOLS,
     clear_results,
+    clearable_ids,
+    is_cold,
     last_assistant_timestamp,
     microcompact,
 )
+from .policy import DEFAULT_POLICY, CompactionPolicy, SummaryFacts, Trade
 from .reactive import compact_with_retries, reactive_compact
 from .restore import BELOW_THRESHOLD, RestoreContext, capped_restore
 from .snip import snip_history
 from .thresholds import CompactThresholds
 from .tokens import last_usage_index, token_count_with_estimation
+from .trades import clearing_trade, summary_facts
 
 NO_AUTOCOMPACT_SOURCES = frozenset({"compact", "session_memory"})
 
@@ -74,6 +82,8 @@ class CompactConfig:
     collapse_target_fraction: float = 0.6
     collapse_keep_recent_rounds: int = 4
     restore: RestoreContext = field(default_factory=RestoreContext)
+    policy: CompactionPolicy = DEFAULT_POLICY
+    """When to shrink before the threshold; it may tighten the budgets above (`configure`)."""
 
     def thresholds(self) -> CompactThresholds:
         """The thresholds this configuration gives (user overrides honoured and reported)."""
@@ -125,8 +135,9 @@ class CompactionPipeline:
         session_dir: Path | None,
         now: Callable[[], float] = time.time,
     ) -> None:
-        self.config = config
-        self.thresholds = config.thresholds()
+        self.policy = config.policy
+        self.config = config.policy.configure(config)
+        self.thresholds = self.config.thresholds()
         self._summarize = summarize
         self._session_dir = session_dir
         self._now = now
@@ -141,6 +152,9 @@ class CompactionPipeline:
         self._view_names = ToolNameIndex()
         self._budget_view = StableView()
         self._cleared_view = StableView()
+        # Requests sent since the context last shrank: the policy's expected-requests estimate.
+        self._since_summary = 0
+        self._since_clearing = 0
 
     # -- token accounting -------------------------------------------------------------
 
@@ -193,12 +207,14 @@ class CompactionPipeline:
         freed += freed2 + freed3
         count = self.token_count(view)
         compaction: CompactionResult | None = None
-        if self._should_autocompact(count, tracking, query_source):
+        if self._should_autocompact(view, count, tracking, query_source):
             compaction, tracking = await self._autocompact(view, tracking)
             if compaction is not None:
                 view = list(compaction.messages)
                 count = self._tokens.total(view)
         self._last_view = view
+        self._since_summary += 1
+        self._since_clearing += 1
         return PreprocessResult(
             messages_for_query=view,
             new_messages=list(compaction.messages) if compaction else [],
@@ -253,10 +269,12 @@ class CompactionPipeline:
         # Below the gate nothing needs clearing: no local edits, and no server-side
         # context-management parameter (a beta feature) on the request either.
         large = self.token_count(baseline) >= gate
+        names = self._view_names.names(baseline)
+        last_time = _epoch(last_assistant_timestamp(view))
         result = microcompact(
             baseline,
             now=self._now(),
-            last_assistant_time=_epoch(last_assistant_timestamp(view)),
+            last_assistant_time=last_time,
             cache_ttl_s=cfg.cache_ttl_s,
             keep_recent=cfg.keep_recent,
             clearable_tools=cfg.clearable_tools,
@@ -264,12 +282,32 @@ class CompactionPipeline:
             server_trigger_tokens=self.thresholds.warning or self.thresholds.autocompact,
             server_clear_at_least=cfg.server_clear_at_least,
             clear_cold=large,
-            names=self._view_names.names(baseline),
+            names=names,
         )
         self._cleared.update(result.cleared_tool_use_ids)
-        freed = self._tokens.difference(baseline, result.messages)
-        self._record_freed(result.messages, freed)
-        return result.messages, result.context_management, freed
+        cold = is_cold(self._now(), last_time, cfg.cache_ttl_s)
+        view = self._clear_if_worth_it(result.messages, names, cold)
+        freed = self._tokens.difference(baseline, view)
+        self._record_freed(view, freed)
+        return view, result.context_management, freed
+
+    def _clear_if_worth_it(
+        self, view: list[Message], names: dict[str, str], cold: bool
+    ) -> list[Message]:
+        """Clear old tool results now, although the cache may be warm and the context small,
+        when the policy finds that cheaper than carrying them (the default never does)."""
+        cfg = self.config
+        ids: list[str] = []
+
+        def trade() -> Trade:
+            ids.extend(clearable_ids(view, names, cfg.clearable_tools, cfg.keep_recent))
+            return clearing_trade(view, ids, cold=cold, tokens=self._tokens.message)
+
+        if not self.policy.clear_now(trade, self._since_clearing):
+            return view
+        self._cleared.update(ids)
+        self._since_clearing = 0
+        return clear_results(view, ids)
 
     def _collapse(self, view: list[Message]) -> tuple[list[Message], int]:
         cfg = self.config
@@ -300,14 +338,35 @@ class CompactionPipeline:
         return capped_restore(self.config.restore, self.thresholds.autocompact, BELOW_THRESHOLD)
 
     def _should_autocompact(
-        self, count: int, tracking: AutoCompactTracking, query_source: str
+        self, view: list[Message], count: int, tracking: AutoCompactTracking, query_source: str
     ) -> bool:
-        return (
-            self.config.autocompact_enabled
-            and query_source not in NO_AUTOCOMPACT_SOURCES
-            and not tracking.circuit_open
-            and count >= self.thresholds.autocompact
+        if (
+            not self.config.autocompact_enabled
+            or query_source in NO_AUTOCOMPACT_SOURCES
+            or tracking.circuit_open
+        ):
+            return False
+        if count >= self.thresholds.autocompact:
+            return True
+        return self.policy.summarize_now(
+            lambda: self._summary_facts(view, count), self._since_summary
         )
+
+    def _summary_facts(self, view: list[Message], count: int) -> SummaryFacts:
+        cfg = self.config
+        names = self._view_names.names(view)
+        return summary_facts(
+            view,
+            request_tokens=count,
+            clearable=clearable_ids(view, names, cfg.clearable_tools, cfg.keep_recent),
+            restore=self.restore_context(),
+            tokens=self._tokens.message,
+        )
+
+    def _shrunk(self) -> None:
+        """After a summary (automatic, reactive or manual): a fresh history, fresh counts."""
+        self.collapse.clear()
+        self._since_summary = self._since_clearing = 0
 
     async def _autocompact(
         self, view: list[Message], tracking: AutoCompactTracking
@@ -319,7 +378,7 @@ class CompactionPipeline:
         except QueryloopError:
             # The circuit breaker opens after MAX_CONSECUTIVE_FAILURES in a row.
             return None, tracking.failed()
-        self.collapse.clear()
+        self._shrunk()
         return result, tracking.succeeded()
 
     # -- recovery and manual compact ---------------------------------------------------
@@ -366,7 +425,7 @@ class CompactionPipeline:
             error=error,
         )
         if result is not None:
-            self.collapse.clear()
+            self._shrunk()
         return result
 
     async def compact(
@@ -381,5 +440,5 @@ class CompactionPipeline:
             trigger="manual",
             custom_instructions=instructions,
         )
-        self.collapse.clear()
+        self._shrunk()
         return result

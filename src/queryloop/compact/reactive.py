@@ -136,7 +136,7 @@ async def reactive_compact(
             original_error=error,
         )
         if window is not None and estimate_tokens(result.messages) > FIT_SHARE * window:
-            lean = replace(restore, keep_tail_tokens=0, file_budget_tokens=0)
+            lean = replace(restore, keep_tail_tokens=0, file_budget_tokens=0, min_tail_rounds=0)
             result = await compact_with_retries(
                 messages,
                 summarize=summarize,

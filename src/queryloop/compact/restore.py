@@ -21,7 +21,7 @@ from ..messages.types import (
     new_uuid,
 )
 from .rounds import head_end, round_starts
-from .tokens import CHARS_PER_TOKEN, estimate_tokens
+from .tokens import CHARS_PER_TOKEN, estimate_text_tokens, estimate_tokens
 
 FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit", "NotebookEdit")
 USER_MESSAGES_HEADER = "The user's own messages in this session, verbatim (oldest first):"
@@ -60,6 +60,10 @@ class RestoreContext:
     summarises most of it: a short conversation compacted by hand keeps its last round or
     two verbatim, not everything (before, a history under `keep_tail_tokens` came back
     whole, and the next request carried every old message plus the summary)."""
+    min_tail_rounds: int = 0
+    """The latest rounds kept verbatim whatever the tail budget: the economy policy keeps
+    the rounds of its recent tool results, so a summary of a small history keeps the
+    current step (0: the budget alone decides)."""
 
     def tail_budget(self, history_tokens: int) -> int:
         """Tokens of verbatim tail to keep for a history of `history_tokens`."""
@@ -234,9 +238,12 @@ def todo_attachment(messages: Sequence[Message], ctx: RestoreContext) -> Message
     return attachment_message("todo", todos=todos, content=text)
 
 
-def preserved_tail(messages: Sequence[Message], budget_tokens: int) -> list[Message]:
-    """Copies of the most recent complete rounds that fit `budget_tokens` (fresh uuids, no
-    usage, so token accounting restarts from the new history).
+def preserved_tail(
+    messages: Sequence[Message], budget_tokens: int, min_rounds: int = 0
+) -> list[Message]:
+    """Copies of the most recent complete rounds that fit `budget_tokens`, and at least the
+    last `min_rounds` rounds (fresh uuids, no usage, so token accounting restarts from the
+    new history).
 
     A message held twice (the same uuid: a retried append, a caller's history) is kept once,
     at its first place: fresh uuids would otherwise turn the two into two distinct messages
@@ -247,6 +254,8 @@ def preserved_tail(messages: Sequence[Message], budget_tokens: int) -> list[Mess
         if estimate_tokens(messages[start:]) > budget_tokens:
             break
         chosen = start
+    if min_rounds > 0 and starts:
+        chosen = min(chosen, starts[-min(min_rounds, len(starts))])
     seen: set[str] = set()
     tail: list[Message] = []
     for message in messages[chosen:]:
@@ -266,3 +275,23 @@ def user_messages_message(texts: Sequence[str], ctx: RestoreContext) -> Message 
     """The meta user message that carries the user's own words across the compaction."""
     block = user_messages_block(texts, ctx)
     return meta_user_message(block) if block else None
+
+
+def restored_tokens_bound(messages: Sequence[Message], ctx: RestoreContext) -> int:
+    """At most how many tokens a compaction of `messages` puts back besides the summary (the
+    verbatim tail, the user's messages, files, the todo list), without reading any file:
+    what a cost-aware policy counts as written to the cache again."""
+    tail = ctx.tail_budget(estimate_tokens(messages))
+    if ctx.min_tail_rounds > 0:
+        starts = [s for s in round_starts(messages) if s >= head_end(messages)]
+        if starts:
+            at = starts[-min(ctx.min_tail_rounds, len(starts))]
+            tail = max(tail, estimate_tokens(messages[at:]))
+    texts = user_texts(messages)
+    first = estimate_text_tokens(texts[0][: ctx.user_message_max_chars]) if texts else 0
+    users = min(estimate_text_tokens("".join(texts)), first + ctx.user_messages_budget_tokens)
+    paths = list(ctx.recent_files) if ctx.recent_files is not None else recent_file_paths(messages)
+    files = min(ctx.file_budget_tokens, ctx.per_file_max_tokens * min(ctx.max_files, len(paths)))
+    todos = ctx.todos if ctx.todos is not None else latest_todos(messages)
+    listed = [dict(t) for t in todos]
+    return tail + users + files + (estimate_text_tokens(json.dumps(listed)) if listed else 0)
