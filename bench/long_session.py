@@ -34,10 +34,17 @@ from pathlib import Path
 from typing import Any
 
 from queryloop.compact import (
+    CLEARED_PLACEHOLDER,
     AutoCompactTracking,
     CompactConfig,
     CompactionPipeline,
     provider_summarizer,
+)
+from queryloop.compact.policy import (
+    COMPACTION_NAMES,
+    CachePrices,
+    CompactionName,
+    policy_named,
 )
 from queryloop.context.request import RequestBuilder
 from queryloop.messages import (
@@ -51,7 +58,7 @@ from queryloop.messages import (
 from queryloop.providers.anthropic import AnthropicProvider
 from queryloop.providers.base import ModelRequest, complete
 from queryloop.providers.errors import PromptTooLongError
-from queryloop.providers.models import cost_usd
+from queryloop.providers.models import cost_usd, get_model_info
 from queryloop.testing import MessagesServer, count_input_tokens, text, tool_use, turn
 
 MODEL = "claude-sonnet-4-0"
@@ -63,7 +70,7 @@ NOTE = "One more thing: deploy only in the Thursday window DW-0400."
 a plain user message in the mini driver, a queued prompt (`Agent.queue`) in the agent driver."""
 COMPACT_MARK = "Your task is to write a detailed summary"
 TOOL = {
-    "name": "Bash",
+    "name": "Bash",  # a tool whose old results microcompact may clear
     "description": "Run a shell command.",
     "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
 }
@@ -80,6 +87,7 @@ class Script:
     """The scripted model: a tool call per turn, a summary for compaction requests."""
 
     turns: int
+    tool: str = "Bash"
     compaction_requests: int = 0
     model_turns: int = 0
 
@@ -98,7 +106,8 @@ class Script:
         if self.model_turns >= self.turns:
             return turn(text("All modules audited. Report: no blocking findings."))
         # Fixed ids keep the requests byte-identical from run to run (`Report.request_digest`).
-        call = tool_use("Bash", {"command": "audit"}, id=f"toolu_bench_{self.model_turns:04d}")
+        name = f"toolu_bench_{self.model_turns:04d}"
+        call = tool_use(self.tool, {"command": "audit"}, id=name)
         return turn(text(f"Step {self.model_turns}."), call)
 
 
@@ -110,6 +119,8 @@ class Report:
     requests: int = 0
     compactions: int = 0
     reactive_compactions: int = 0
+    cleared_results: int = 0
+    """Tool results shown cleared (microcompact's placeholder) in the last request."""
     drains: int = 0
     prompt_too_long: int = 0
     violations: int = 0
@@ -133,16 +144,20 @@ async def run_mini(
     client_window: int,
     session_dir: Path,
     collapse: bool = True,
+    compaction: CompactionName = "default",
+    tool: str = "Bash",
 ) -> Report:
-    """Run the session with a minimal loop around `CompactionPipeline`."""
-    script = Script(turns)
+    """Run the session with a minimal loop around `CompactionPipeline` and the policy
+    called `compaction`; a `tool` other than Bash is one microcompact may not clear (a
+    user's own tool), so only a summary frees its results."""
+    script = Script(turns, tool)
     report = Report()
     with MessagesServer(script, context_window=server_window) as server:
         provider = AnthropicProvider(api_key="test", base_url=server.base_url)
         builder = RequestBuilder(
             model=MODEL,
             system=[{"type": "text", "text": "You are an auditing agent."}],
-            tools=[TOOL],
+            tools=[{**TOOL, "name": tool}],
         )
         summarize = provider_summarizer(
             provider, lambda m, p: builder.build_compaction_request(m, p)
@@ -153,6 +168,7 @@ async def run_mini(
                 max_output_tokens=64_000,
                 env={},
                 collapse_enabled=collapse,
+                policy=policy_named(compaction, CachePrices.of(get_model_info(MODEL))),
             ),
             summarize=summarize,
             session_dir=session_dir,
@@ -246,6 +262,8 @@ def _measure(
         if latest is not None and "END OF STEP" not in latest:
             report.latest_result_missing += 1
     report.fact_missing += not noted  # the note never reached the model
+    if requests:
+        report.cleared_results = json.dumps(requests[-1]["messages"]).count(CLEARED_PLACEHOLDER)
     every = json.dumps(list(requests), sort_keys=True).replace(str(session_dir), "<dir>")
     report.request_digest = hashlib.sha256(every.encode()).hexdigest()
     total_in = report.usage.total_input_tokens
@@ -270,9 +288,11 @@ async def run_agent(
     client_window: int,
     session_dir: Path,
     collapse: bool = False,
+    compaction: CompactionName | None = None,
 ) -> Report:
     """Run the session through `queryloop.Agent` (the real query loop); `collapse` is the
-    Agent's `context_collapse` option (off by default, as in the Agent)."""
+    Agent's `context_collapse` option (off by default, as in the Agent), `compaction` its
+    compaction policy (None: the settings' in `session_dir/home`, else the default)."""
     from queryloop.agent.core import Agent
     from queryloop.loop.events import (
         CompactionEvent,
@@ -312,6 +332,7 @@ async def run_agent(
             permission_mode="bypassPermissions",
             context_collapse=collapse,
             context_window=client_window,
+            compaction=compaction,
         )
         agents.append(agent)
         try:
@@ -349,7 +370,21 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=80)
     parser.add_argument("--result-tokens", type=int, default=4_000)
     parser.add_argument("--driver", choices=["mini", "agent"], default="mini")
+    parser.add_argument("--compaction", choices=["default", "economy"], default="default")
+    parser.add_argument(
+        "--unclearable",
+        action="store_true",
+        help="mini driver: the tool is not one microcompact clears (only summaries free it)",
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="only the 200k-window session without collapse, under both compaction policies",
+    )
     args = parser.parse_args()
+    if args.compare:
+        await compare(args.driver, args.turns, args.result_tokens, args.unclearable)
+        return
     run = run_agent if args.driver == "agent" else run_mini
     scenarios = [
         ("all stages (collapse on), 200k window", 200_000, True),
@@ -357,7 +392,7 @@ async def main() -> None:
         ("collapse on, server window 120k, client believes 200k", 120_000, True),
         ("collapse off, server window 120k, client believes 200k", 120_000, False),
     ]
-    head = f"{args.driver}: {args.turns} turns, ~{args.result_tokens} tokens per tool result"
+    head = f"{args.driver}, {args.compaction}: {args.turns} turns, ~{args.result_tokens} tokens"
     with tempfile.TemporaryDirectory() as tmp:
         for title, server_window, collapse in scenarios:
             report = await run(
@@ -367,8 +402,33 @@ async def main() -> None:
                 client_window=200_000,
                 session_dir=Path(tmp),
                 collapse=collapse,
+                compaction=args.compaction,
             )
-            _print(f"{head}; {title}", report)
+            _print(f"{head} per tool result; {title}", report)
+
+
+async def compare(driver: str, turns: int, result_tokens: int, unclearable: bool) -> None:
+    """The same session under both policies, and economy's cost as a share of default's."""
+    run: Any = run_agent if driver == "agent" else run_mini
+    extra = {"tool": "Audit"} if unclearable and driver == "mini" else {}
+    reports: dict[str, Report] = {}
+    for name in COMPACTION_NAMES:
+        with tempfile.TemporaryDirectory() as tmp:
+            reports[name] = await run(
+                **extra,
+                turns=turns,
+                result_tokens=result_tokens,
+                server_window=200_000,
+                client_window=200_000,
+                session_dir=Path(tmp),
+                collapse=False,
+                compaction=name,
+            )
+        _print(
+            f"{driver}: {turns} turns, ~{result_tokens} tokens per result; {name}", reports[name]
+        )
+    share = reports["economy"].cost_usd / reports["default"].cost_usd
+    print(f"economy costs {share:.1%} of default")
 
 
 if __name__ == "__main__":

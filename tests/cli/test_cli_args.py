@@ -43,18 +43,22 @@ def test_parse_flags_and_rules(tmp_path: Path) -> None:
     opts = parse_args(
         ["-p", "hi", "--model", "m", "--max-turns", "3", "--cwd", str(tmp_path),
          "--allowed-tools", "Read,Bash(git diff:*) Edit", "--disallowed-tools", "Write",
-         "--permission-mode", "plan", "--output-format", "json"]
+         "--permission-mode", "plan", "--output-format", "json", "--compaction", "economy"]
     )  # fmt: skip
     assert opts is not None and opts.print_mode and opts.prompt == "hi"
     assert opts.allowed_tools == ("Read", "Bash(git diff:*)", "Edit")
     kwargs = opts.agent_kwargs()
     assert kwargs["max_turns"] == 3 and kwargs["permission_mode"] == "plan"
     assert kwargs["cwd"] == tmp_path.resolve() and kwargs["disallowed_tools"] == ("Write",)
+    assert kwargs["compaction"] == "economy"
+    plain = parse_args(["-p", "hi"])
+    assert plain is not None and "compaction" not in plain.agent_kwargs()  # settings decide
     assert parse_args(["--version"]) is None
     assert split_rules(["Bash(npm run a, b)", "Read Write"]) == (
         "Bash(npm run a, b)", "Read", "Write")  # fmt: skip
     for bad in (["--max-turns", "0"], ["-c", "-r", "x"], ["--output-format", "json"],
-                ["--permission-mode", "yolo"], ["--cwd", str(tmp_path / "missing")]):  # fmt: skip
+                ["--permission-mode", "yolo"], ["--cwd", str(tmp_path / "missing")],
+                ["--compaction", "cheap"]):  # fmt: skip
         with pytest.raises(UsageError):
             parse_args(bad)
 
@@ -133,7 +137,8 @@ def test_the_options_are_declared_once() -> None:
 
     from queryloop.agent import AgentKwargs, AgentOptions
     from queryloop.agent.options import PermissionModeName
-    from queryloop.cli.args import PERMISSION_MODES, CliOptions, build_parser
+    from queryloop.cli.args import COMPACTIONS, PERMISSION_MODES, CliOptions, build_parser
+    from queryloop.compact.policy import COMPACTION_NAMES, CompactionName
 
     def written(annotation: typing.Any) -> str:
         return getattr(annotation, "__forward_arg__", annotation)
@@ -154,6 +159,7 @@ def test_the_options_are_declared_once() -> None:
     flags = {a.dest for a in build_parser()._actions}
     assert {f.name for f in cli} <= flags
     assert PERMISSION_MODES == typing.get_args(PermissionModeName)
+    assert COMPACTIONS == typing.get_args(CompactionName) == COMPACTION_NAMES
     given = CliOptions(max_turns=3, allowed_tools=("Read",), tool_use_summaries=True)
     assert given.agent_kwargs() == {
         "max_turns": 3, "allowed_tools": ("Read",), "tool_use_summaries": True,

@@ -18,6 +18,7 @@ from ..agents.tool import AgentTool
 from ..agents.wiring import build_subagents, build_tasks
 from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
+from ..compact.policy import CachePrices, policy_named
 from ..compact.summarizer import provider_summarizer
 from ..config.memory import SessionContext
 from ..config.settings import managed_settings_path
@@ -117,7 +118,7 @@ async def assemble(
         *agent_notices,
     ]:
         notices.add(notice)
-    compact_config = build_compact_config(options, model)
+    compact_config = build_compact_config(options, model, workspace)
     timing = build_timing(session, compact_config)
     session_dir = build_session_dir(transcript)
     tasks = build_tasks(session_dir)
@@ -515,15 +516,20 @@ def build_thread_options(
     )
 
 
-def build_compact_config(options: AgentOptions, model: ModelChoice) -> CompactConfig:
-    """When and how the session compacts (the window: the option, else the model's); the
-    per-tool result limits come with the tools (`build_compactor`)."""
+def build_compact_config(
+    options: AgentOptions, model: ModelChoice, workspace: Workspace
+) -> CompactConfig:
+    """When and how the session compacts (the window: the option, else the model's; the
+    policy: the option, else the settings', judged at the model's prices); the per-tool
+    result limits come with the tools (`build_compactor`)."""
+    name = options.compaction or workspace.settings.compaction or "default"
     return CompactConfig(
         context_window=options.context_window or model.info.context_window,
         max_output_tokens=model.info.max_output_tokens,
         autocompact_threshold_tokens=options.autocompact_threshold,
         collapse_enabled=options.context_collapse,
         server_context_editing=model.provider.name == "anthropic",
+        policy=policy_named(name, CachePrices.of(model.info)),
     )
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from ..agents.definitions import AgentDefinition
 from ..agents.host import DEFAULT_MAX_DEPTH
+from ..compact.policy import CompactionName
 from ..errors import ConfigError
 from ..hooks.config import HookCallable, HookMatcher
 from ..hooks.types import HookStatus, StopHook
@@ -119,6 +120,11 @@ class AgentOptions:
     summary cost 29% less and kept more of the task (docs/benchmarks.md)."""
     context_window: int | None = None
     """Override the model table's context window (e.g. a local model)."""
+    compaction: CompactionName | None = None
+    """When the context shrinks: "default" (summarise at the autocompact threshold) or
+    "economy" (clear old tool results and summarise as soon as carrying them costs more
+    than shrinking; docs/compaction.md, "Choosing a policy"). None = the settings'
+    "compaction", else "default"."""
     tool_search: str | int | None = None
     """When MCP tools go behind ToolSearch: "auto" (default: above 10% of the context window),
     "auto:N" (N percent), a token threshold, "always" or "never" (docs/context.md). None = the
@@ -181,6 +187,7 @@ class AgentKwargs(TypedDict, total=False):
     autocompact_threshold: int | None
     context_collapse: bool
     context_window: int | None
+    compaction: CompactionName | None
     tool_search: str | int | None
     env: Mapping[str, str]
     history: Sequence[Message]

@@ -13,10 +13,13 @@ from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from ..agent.options import PermissionModeName
+    from ..compact.policy import CompactionName
     from ..permissions.modes import PermissionMode
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+COMPACTIONS = ("default", "economy")
+"""`compact.policy.COMPACTION_NAMES`, repeated: `--help` must not import the compact package."""
 SUBCOMMANDS = ("sessions", "trust", "rewind", "report", "batch")
 OWN_PARSER_SUBCOMMANDS = ("rewind", "report", "batch")
 """Subcommands that parse their own arguments (`queryloop.cli.ops`)."""
@@ -81,6 +84,7 @@ class CliOptions:
     trust: bool | None = field(default=None, metadata=_AGENT_OPTION)
     tool_use_summaries: bool = field(default=False, metadata=_AGENT_OPTION)
     """Headless: label each tool batch with a small model's summary (on in the REPL)."""
+    compaction: CompactionName | None = field(default=None, metadata=_AGENT_OPTION)
 
     # ---- the CLI's own ----
     prompt: str | None = None
@@ -154,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--tool-use-summaries", action="store_true", default=None,
         help="label each batch of tool calls with a one-line summary (always on in the REPL)",
     )  # fmt: skip
+    p.add_argument(
+        "--compaction", choices=COMPACTIONS,
+        help="economy: shrink the context as soon as carrying it costs more than "
+        "shrinking it (cheaper long sessions; old tool output is cleared sooner); "
+        "default: summarise near the context limit",
+    )  # fmt: skip
     p.add_argument("--version", action="store_true", help="print the version and exit")
     return p
 
@@ -212,6 +222,7 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         verbose=ns.verbose,
         trust=True if ns.trust else None,
         tool_use_summaries=bool(ns.tool_use_summaries),
+        compaction=ns.compaction,
     )
 
 

@@ -28,6 +28,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from ..compact.policy import COMPACTION_NAMES, CompactionName
 from ..errors import ConfigError
 from ..hooks import HooksConfig, parse_hooks
 from ..permissions.modes import PermissionMode, parse_mode
@@ -61,6 +62,7 @@ TOP_LEVEL_KEYS = frozenset(
         "env",
         "model",
         "toolSearch",
+        "compaction",
         "trustedFolders",
         "sandbox",
         "enabledPlugins",
@@ -142,6 +144,8 @@ class Settings:
     model: str | None = None
     tool_search: str | int | None = None
     """`"toolSearch"`: when MCP tools go behind ToolSearch (`queryloop.context.tool_search`)."""
+    compaction: CompactionName | None = None
+    """`"compaction"`: the compaction policy, "default" or "economy" (`compact.policy`)."""
     trusted_folders: tuple[Path, ...] = ()
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     """`"sandbox"`: the Bash sandbox (`config.sandbox`, docs/sandbox.md)."""
@@ -239,6 +243,7 @@ class _Merger:
         self.env: dict[str, str] = {}
         self.model: str | None = None
         self.tool_search: str | int | None = None
+        self.compaction: CompactionName | None = None
         self.trusted_folders: list[Path] = []
         self.sandbox = SandboxMerger()
         self.plugins = EnabledPluginsMerger()
@@ -260,6 +265,7 @@ class _Merger:
             env=dict(self.env),
             model=self.model,
             tool_search=self.tool_search,
+            compaction=self.compaction,
             trusted_folders=tuple(self.trusted_folders),
             sandbox=self.sandbox.result(),
             enabled_plugins=self.plugins.result(),
@@ -290,6 +296,7 @@ class _Merger:
             else:
                 self._problem(file, "model", "'model' must be a string")
         self._add_tool_search(file, data.get("toolSearch"))
+        self._add_compaction(file, data.get("compaction"), trusted)
         self._add_sandbox(file, data.get("sandbox"), root, trusted)
         self.plugins.add(
             data.get("enabledPlugins"),
@@ -331,6 +338,21 @@ class _Merger:
             self._problem(file, "toolSearch", f"'toolSearch': {exc}", Severity.WARNING)
             return
         self.tool_search = value
+
+    def _add_compaction(self, file: SettingsFile, value: object, trusted: bool) -> None:
+        """`"compaction"`: a policy name; anything else is an error (a user who asked for
+        economy must not pay for the default without knowing). An untrusted project's is
+        ignored, like everything but its deny rules and model."""
+        if value is None:
+            return
+        if value not in COMPACTION_NAMES:
+            names = " or ".join(f'"{n}"' for n in COMPACTION_NAMES)
+            self._problem(file, "compaction", f"'compaction' must be {names}, not {value!r}")
+        elif not trusted:
+            self.ignored.append(f"{file.path}: compaction {value}")
+        else:
+            self.compaction = value
+            self.origins["compaction"] = file.path
 
     def _unknown_keys(
         self, file: SettingsFile, data: Mapping[str, Any], known: frozenset[str], where: str
