@@ -13,6 +13,7 @@ from agent_helpers import local_agent
 from queryloop import Agent, tool
 from queryloop.loop import Continue, Terminal, TransitionEvent
 from queryloop.messages import AssistantMessage
+from queryloop.providers import TextDelta
 from queryloop.session import load_transcript
 from queryloop.testing import MessagesServer, overloaded, text, tool_use, turn
 
@@ -108,17 +109,26 @@ async def test_every_message_is_in_the_transcript_as_created(tmp_path: Path, hom
 async def test_three_safe_tools_overlap_and_start_before_the_stream_ends(
     tmp_path: Path, home: Path
 ) -> None:
-    started: list[float] = []
+    # Causal, not timed: each probe waits until all three are running at once (so run one
+    # after another they would never finish), and notes whether the answer's text after the
+    # three calls had reached the caller when it started.
+    running: list[str] = []
+    all_running = asyncio.Event()
+    text_seen_at_start: list[bool] = []
+    seen_text: list[str] = []
 
     @tool(concurrency_safe=True, read_only=True)
     async def slow_probe(name: str) -> str:
-        """Wait 0.3 s and report.
+        """Wait until the other probes run too, then report.
 
         Args:
             name: Which probe.
         """
-        started.append(asyncio.get_running_loop().time())
-        await asyncio.sleep(0.3)
+        text_seen_at_start.append("waiting" in "".join(seen_text))
+        running.append(name)
+        if len(running) == 3:
+            all_running.set()
+        await asyncio.wait_for(all_running.wait(), timeout=30)
         return f"probe {name} ok"
 
     script = [
@@ -130,19 +140,17 @@ async def test_three_safe_tools_overlap_and_start_before_the_stream_ends(
         ),
         turn(text("all probes ok")),
     ]
-    with MessagesServer(script, event_delay=0.02) as server:
+    with MessagesServer(script, event_delay=0.05) as server:
         agent = make_agent(server, tmp_path, home, tools=[slow_probe])
-        loop = asyncio.get_running_loop()
-        t0 = loop.time()
-        ended: list[float] = []
         async for event in agent.stream("probe"):
-            if isinstance(event, TransitionEvent):
-                ended.append(loop.time())
+            if isinstance(event, TextDelta):
+                seen_text.append(event.text)
         await agent.aclose()
-    assert len(started) == 3
-    # All three ran together: the whole tool phase took far less than 3 x 0.3 s.
-    assert ended[0] - t0 < 0.9 + 0.5
-    assert max(started) - min(started) < 0.3
+    assert sorted(running) == ["a", "b", "c"] and all_running.is_set()
+    # The first probe started while the response was still streaming.
+    assert text_seen_at_start[0] is False
+    results = str(server.requests[1]["messages"][-1]["content"])
+    assert all(f"probe {n} ok" in results for n in "abc")
     assert_no_violations(server)
 
 

@@ -189,6 +189,9 @@ def test_agent_kwargs_match_the_options_one_for_one() -> None:
         assert hint == widened.get(name, options[name]), name
 
 
+# mypy --strict over the whole package: minutes on a loaded 2-core machine (the subprocess's
+# own timeout is the bound), not the suite's 120 s default.
+@pytest.mark.timeout(330)
 def test_mypy_catches_a_misspelled_or_mistyped_option(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text(
