@@ -242,6 +242,9 @@ def _project_layout(folder: Path) -> Iterable[ProtectedEntry]:
             yield ProtectedEntry(base / sub, True, f"{owner} {sub.rstrip('s')} files")
         memory = "QUERYLOOP.md" if name == ".queryloop" else "CLAUDE.md"
         yield ProtectedEntry(base / memory, False, "memory file")
+        # the rest of the folder too, as Claude Code guards all of `.claude`: what a later
+        # version or a plugin reads there (output styles, status-line scripts, plugins)
+        yield ProtectedEntry(base, True, f"{owner}'s project folder")
     for memory in MEMORY_FILES:
         yield ProtectedEntry(folder / memory, False, "memory file")
     for name, why in _PROJECT_TREES:
