@@ -101,8 +101,21 @@ async def test_repl_notification_while_a_permission_question_waits(
     proj, home = tmp_path / "proj", tmp_path / "home"
     proj.mkdir()
     home.mkdir()
-    log = tmp_path / "notify.jsonl"
-    hook = {"type": "command", "command": f"cat >> {log}; echo >> {log}"}
+    # One file per hook run: two runs appending to one log can interleave (the REPL may exit,
+    # and SessionEnd's hook write, while the Notification hook is still writing).
+    logs = tmp_path / "notify"
+    logs.mkdir()
+    hook = {"type": "command", "command": f'cat > "$(mktemp {logs}/run.XXXXXX)"'}
+
+    def events() -> list[dict[str, Any]]:
+        found = []
+        for path in logs.iterdir():
+            try:
+                found.append(json.loads(path.read_text()))
+            except ValueError:  # still being written
+                pass
+        return found
+
     (home / "settings.json").write_text(json.dumps({"hooks": {
         "Notification": [{"matcher": "permission_prompt", "hooks": [hook]}],
         "SessionEnd": [{"hooks": [hook]}],
@@ -118,7 +131,7 @@ async def test_repl_notification_while_a_permission_question_waits(
         async def read_line(prompt: str) -> str:
             if "[y]es" in prompt:  # the question waits until its notification went out
                 for _ in range(400):
-                    if log.exists() and log.read_text().strip():
+                    if events():
                         break
                     await asyncio.sleep(0.025)
                 return "n"
@@ -131,7 +144,8 @@ async def test_repl_notification_while_a_permission_question_waits(
         repl = Repl(options, console=Console(file=io.StringIO(), width=120), read_line=read_line)
         repl.notify_after_s = 0.05
         assert await repl.run() == 0
-    events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    assert [e["hook_event_name"] for e in events] == ["Notification", "SessionEnd"]
-    assert events[0]["notification_type"] == "permission_prompt" and "Bash" in events[0]["message"]
-    assert events[1]["reason"] == "prompt_input_exit"
+    runs = {e["hook_event_name"]: e for e in events()}
+    assert sorted(runs) == ["Notification", "SessionEnd"] and len(events()) == 2
+    notified = runs["Notification"]
+    assert notified["notification_type"] == "permission_prompt" and "Bash" in notified["message"]
+    assert runs["SessionEnd"]["reason"] == "prompt_input_exit"
