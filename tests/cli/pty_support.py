@@ -62,13 +62,15 @@ class HeldModel:
 class ReplChild:
     """One `queryloop` REPL process in a pty."""
 
-    def __init__(self, base_url: str, tmp_path: Path, term: str, *args: str, **env: str) -> None:
+    def __init__(
+        self, base_url: str, tmp_path: Path, term: str, *args: str, columns: int = 120, **env: str
+    ) -> None:
         self.term = term
         self.prompt = PROMPTS[term]
         self.cwd = project(tmp_path)
         # pexpect does not answer cursor-position requests; prompt_toolkit would wait for them.
         environment = cli_env(
-            base_url, tmp_path, TERM=term, COLUMNS="120", LINES="40",
+            base_url, tmp_path, TERM=term, COLUMNS=str(columns), LINES="40",
             PROMPT_TOOLKIT_NO_CPR="1", **env,
         )  # fmt: skip
         self.child = pexpect.spawn(
@@ -78,7 +80,7 @@ class ReplChild:
             env=environment,
             encoding="utf-8",
             timeout=60,
-            dimensions=(40, 120),
+            dimensions=(40, columns),
         )
         self.transcript: list[str] = []
 

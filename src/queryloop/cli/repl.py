@@ -24,7 +24,7 @@ from .args import CliOptions
 from .commands import parse_slash
 from .exit_codes import ExitCode
 from .interrupts import Interruptible, SigintRouter
-from .render import Renderer, short_input, status_text
+from .render import Renderer, status_text
 from .typeahead import TypeAhead, after_turn, start_typeahead, typeahead_paused
 
 if TYPE_CHECKING:
@@ -198,11 +198,12 @@ class Repl:
         from ..permissions import PermissionAllow
         from .always import always_offer
         from .diffs import proposed_diff
+        from .question import question_lines
 
         self.renderer.pause()
         reason = str(getattr(request, "reason", "") or "")
-        why = f" [dim]({_escape(reason)})[/]" if reason else ""
-        self.console.print(f"[yellow]Allow {tool}({_escape(short_input(tool, input))})?[/]{why}")
+        for line in question_lines(tool, input, reason=reason):
+            self.console.print(line, highlight=False)
         diff = proposed_diff(tool, input, Path(getattr(request, "cwd", self.options.cwd)))
         if diff:
             self.renderer.show_diff(diff)

@@ -8,17 +8,22 @@ text, so checking one call against many rules parses it once.
 - `deny_verdict(content, line)`: MATCH, MAYBE or NO for a deny/ask specifier (liberal);
 - `allow_approves(contents, line)`: whether allow specifiers approve every simple command of
   the line word for word, with nothing hidden (strict);
-- `path_words(line)`: the words that may name files, for `Read`/`Edit` deny rules.
+- `path_words(line)`: the words that may name files, for `Read`/`Edit` deny rules;
+- `summarize(line)`: what the line runs and writes, for the person asked to approve it.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .shell_match import Verdict, allow_candidates, allow_matches, may_concern, rule_verdict
-from .shell_unwrap import ShellAnalysis, analyze
+from .shell_unwrap import Invocation, ShellAnalysis, analyze
+from .shell_writes import WriteTarget, shell_writes
 
 __all__ = [
+    "CommandSummary",
     "ShellAnalysis",
     "Verdict",
     "allow_approves",
@@ -27,6 +32,7 @@ __all__ = [
     "deny_verdict",
     "directories",
     "path_words",
+    "summarize",
 ]
 
 
@@ -80,3 +86,53 @@ def deny_candidates(line: str) -> tuple[str, ...]:
     for inv in analyze(line).invocations:
         out[" ".join(w.value if w.value is not None else "$…" for w in inv.words)] = None
     return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSummary:
+    """What the analysis found in a Bash line, said to the person asked to approve it: a
+    side effect at the end of a long line is shown on a line of its own."""
+
+    commands: tuple[str, ...]
+    """Every command the line may run, as shell text, nested code included (`bash -c 'rm
+    x'` lists `rm x`); a wrapper's inner view that only repeats its words is left out.
+    A word known only at run time is `$…`; `…` ends one that gets more arguments then."""
+    writes: tuple[WriteTarget, ...]
+    """Files it writes, changes or removes, and what does it (`shell_writes`)."""
+    opaque: tuple[str, ...]
+    """Programs whose writes no parse can tell (`python3 -c …`, `make`)."""
+    writes_at_run_time: bool
+    """Some file it writes is named only when it runs (`> $F`, `xargs rm`)."""
+    unseen: tuple[str, ...]
+    """What the analysis could not see through, with the reason."""
+
+
+def summarize(line: str) -> CommandSummary:
+    """The `CommandSummary` of `line` (from the cached analysis: no second parse)."""
+    writes = shell_writes(line)
+    analysis = analyze(line)
+    commands: dict[str, None] = {}
+    previous: Invocation | None = None
+    for invocation in analysis.invocations:
+        if previous is None or not _is_view_of(invocation, previous):
+            commands[_text(invocation)] = None
+        previous = invocation
+    return CommandSummary(
+        tuple(commands),
+        writes.targets,
+        writes.opaque,
+        writes.dynamic,
+        analysis.unknowns,
+    )
+
+
+def _text(invocation: Invocation) -> str:
+    words = [shlex.quote(w.value) if w.value is not None else "$…" for w in invocation.words]
+    return " ".join([*words, "…"] if invocation.open_tail else words)
+
+
+def _is_view_of(inner: Invocation, outer: Invocation) -> bool:
+    """`inner`'s words are `outer`'s with some left out (`sudo rm x` -> `rm x`, `git -C .
+    push` -> `git push`, `A=1 make` -> `make`)."""
+    words = iter(outer.words)
+    return len(inner.words) < len(outer.words) and all(w in words for w in inner.words)

@@ -105,6 +105,7 @@ def _invocation(out: Writes, inv: Invocation) -> None:
     if handler is not None:
         handler(out, name, words[1:])
     else:
+        out.opaque.append(name)
         for word in words[1:]:
             out.tokens(word.value)
 

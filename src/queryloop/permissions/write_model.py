@@ -86,6 +86,10 @@ class ShellWrites:
     copies: tuple[tuple[str, str], ...] = ()
     """(source, destination folder) of recursive copies: the source's contents land there."""
     contents: tuple[Contents, ...] = ()
+    opaque: tuple[str, ...] = ()
+    """The opaque programs themselves (`python3`, `make`): what they write, no parse can tell."""
+    dynamic: bool = False
+    """Some target is known only at run time (`> $F`, `xargs rm`, `-exec rm {} +`)."""
 
 
 _TOKEN = re.compile(r"[^\s'\"`(),;|&<>{}=\[\]:]+")
@@ -121,6 +125,8 @@ class Writes:
         self.named: list[str] = []
         self.copies: list[tuple[str, str]] = []
         self.contents: list[Contents] = []
+        self.opaque: list[str] = []
+        """Programs whose writes no parse can tell (shown to the person asked)."""
         self.dynamic = False
         """A target is known only at run time: the whole line's tokens are named."""
 
@@ -161,6 +167,8 @@ class Writes:
             tuple(dict.fromkeys(self.named)),
             tuple(self.copies),
             tuple(dict.fromkeys(self.contents)),
+            tuple(dict.fromkeys(self.opaque)),
+            self.dynamic,
         )
 
 
