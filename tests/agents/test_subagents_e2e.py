@@ -237,3 +237,35 @@ async def test_a_subagent_at_its_turn_limit_says_so(tmp_path: Path, home: Path) 
     assert "still going" in result_text(block)
     child_requests = [r for r in server.requests if "CHILD-A: work" in str(r["messages"][0])]
     assert len(child_requests) == 2
+
+
+async def test_a_subagents_question_says_which_subagent_asks(tmp_path: Path, home: Path) -> None:
+    asked: list[tuple[str, str | None]] = []
+
+    async def can_use_tool(tool: str, input: Any, request: Any) -> bool:
+        asked.append((str(input.get("command")), request.agent_id))
+        return False
+
+    def parent(body: dict[str, Any]) -> Turn:
+        if not tool_results(body):
+            return turn(agent_call("CHILD-A"), tool_use("Bash", {"command": "touch parent.txt"}))
+        return turn(text("done"))
+
+    def child(body: dict[str, Any]) -> Turn:
+        if not tool_results(body):
+            return turn(tool_use("Bash", {"command": "touch child.txt"}))
+        return turn(text("child done"))
+
+    with MessagesServer(by_thread(parent, {"CHILD-A": child})) as server:
+        agent = make_agent(server, tmp_path, home, can_use_tool=can_use_tool)
+        events = [e async for e in agent.stream("delegate")]
+        await agent.aclose()
+    progress = [
+        e.message.data
+        for e in events
+        if isinstance(e, MessageEvent) and isinstance(e.message, ProgressMessage)
+    ]
+    assert progress[0]["kind"] == "started" and progress[0]["description"] == "do CHILD-A"
+    assert sorted(asked, key=str) == sorted(
+        [("touch parent.txt", None), ("touch child.txt", progress[0]["agent_id"])], key=str
+    )

@@ -54,8 +54,8 @@ async def test_repl_shows_subagent_progress_and_lists_tasks(
         repl = Repl(options, console=Console(file=buf, width=140), read_line=read_line)
         assert await repl.run() == 0
     out = buf.getvalue()
-    assert "general-purpose: Listing the folder" in out
-    assert "general-purpose ⏺ LS(.)" in out
+    assert "general-purpose (look around): Listing the folder" in out
+    assert "general-purpose (look around) ⏺ LS(.)" in out
     assert "Background task b" in out and "started" in out
     assert out.count("local_bash") == 2 and "running" in out  # /tasks and /bashes
     assert "Delegated." in out

@@ -125,3 +125,29 @@ def test_subagent_progress_and_task_events_are_shown_and_stream_json_carries_tas
     record = event_record(done, "s1")
     assert record is not None and record["type"] == "task_finished"
     assert record["task_id"] == "b1234567" and record["status"] == "completed"
+
+
+def test_subagents_are_named_by_type_and_description_and_numbered_when_a_name_repeats() -> None:
+    from queryloop.cli.subagents import SubagentLabels
+
+    labels = SubagentLabels()
+    helper = {"agent_type": "helper", "description": "count  the\nfiles"}
+    assert (
+        labels.learn({**helper, "agent_id": "a1", "kind": "started"}) == "helper (count the files)"
+    )
+    assert labels.learn({**helper, "agent_id": "a2"}) == "helper (count the files) #2"
+    assert labels.learn({"agent_type": "helper", "agent_id": "a3"}) == "helper"
+    assert labels.learn({"agent_type": "helper", "agent_id": "a4"}) == "helper #2"
+    assert labels.learn({**helper, "agent_id": "a1", "text": "later"}) == "helper (count the files)"
+    assert labels.of("a2") == "helper (count the files) #2"
+    assert labels.of("zz") == "subagent zz"
+
+
+def test_events_wait_while_a_question_is_on_screen_and_are_drawn_after_it() -> None:
+    console = Console(file=io.StringIO(), width=100, force_terminal=False)
+    renderer = Renderer(console)
+    renderer.hold()
+    renderer.handle(TerminalEvent(Terminal.MODEL_ERROR, 1, "held back"))
+    assert console.file.getvalue() == ""  # type: ignore[attr-defined]
+    renderer.release()
+    assert "held back" in console.file.getvalue()  # type: ignore[attr-defined]

@@ -193,14 +193,21 @@ def child_options(
     )
 
 
-def progress_item(run: SubagentRun, message: Message) -> dict[str, Any] | None:
-    """A compact progress record for the parent's UI (None for messages not worth showing)."""
-    base = {
+def progress_base(run: SubagentRun) -> dict[str, Any]:
+    """What every progress record of `run` carries: who it is. The first record, `kind:
+    started`, comes before the subagent does anything, so a UI can name it in a permission
+    question (`PermissionRequest.agent_id`) before its first message."""
+    return {
         "type": PROGRESS_TYPE,
         "agent_id": run.agent_id,
         "agent_type": run.definition.name,
         "description": run.description,
     }
+
+
+def progress_item(run: SubagentRun, message: Message) -> dict[str, Any] | None:
+    """A compact progress record for the parent's UI (None for messages not worth showing)."""
+    base = progress_base(run)
     if isinstance(message, AssistantMessage):
         uses = tool_uses_of(message)
         text = text_of(message).strip()
@@ -327,6 +334,7 @@ class SubagentRun:
         terminal: TerminalEvent | None = None
         messages: list[Message] = list(self.resumed.messages) if self.resumed else []
         try:
+            yield {**progress_base(self), "kind": "started"}  # before any question it asks
             params = self._params()
             for message in await self._opening(params):
                 messages.append(message)

@@ -44,6 +44,7 @@ from ..providers.base import (
 )
 from ..tasks.events import TaskEvent, TaskEventKind
 from .diffs import applied_diff, diff_stats
+from .subagents import SubagentLabels
 
 RESULT_LINES = 4
 _INPUT_KEYS = ("command", "file_path", "pattern", "path", "url", "query", "description")
@@ -242,12 +243,38 @@ class Renderer:
         self._status: Any = None
         self._streamed = False
         self._pending_tools: set[str] = set()
+        self.subagents = SubagentLabels()
+        self._held: list[LoopEvent] | None = None
+        """Events that arrived while a question waits (`hold`), drawn after it."""
 
     # ---- events ------------------------------------------------------------------------
 
+    def hold(self) -> None:
+        """A question is on the screen: stop every animation and keep what arrives (the
+        stream, other calls' results, subagents' progress) for after it, so nothing draws
+        over the question or spins under it."""
+        self.pause()
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        """The question was answered: draw what arrived meanwhile, in order, and show the
+        spinner again if calls still run."""
+        held, self._held = self._held or [], None
+        for event in held:
+            self.handle(event)
+        self.resume_spinner()
+
+    @property
+    def holding(self) -> bool:
+        """True while a question waits."""
+        return self._held is not None
+
     def handle(self, event: LoopEvent) -> None:
-        """Render one loop event."""
-        if isinstance(event, StreamDelta):
+        """Render one loop event (kept for later while a question waits)."""
+        if self._held is not None:
+            self._held.append(event)
+        elif isinstance(event, StreamDelta):
             self._delta(event.event)
         elif isinstance(event, MessageEvent):
             self._message(event.message)
@@ -343,7 +370,7 @@ class Renderer:
 
     def resume_spinner(self) -> None:
         """Show the spinner again while tool calls are still running (after a prompt)."""
-        if self.animated and self._pending_tools and self._status is None:
+        if self.animated and self._pending_tools and self._status is None and not self.holding:
             names = sorted({self.tool_names[t] for t in self._pending_tools})
             self._show_status(f"Running {', '.join(names)}")
 
@@ -351,7 +378,7 @@ class Renderer:
         """The spinner while the model is asked (`Thinking… 3s`), unless tools still run."""
         if self._pending_tools:
             self.resume_spinner()
-        elif self.animated and self._status is None and self._live is None:
+        elif self.animated and self._status is None and self._live is None and not self.holding:
             self._show_status("Thinking")
 
     def elapsed(self) -> float:
@@ -365,7 +392,7 @@ class Renderer:
 
     def hook_status(self, status: Any) -> None:
         """A hook's `statusMessage` as the spinner's text while it runs (`HookStatus`)."""
-        if not self.animated or self._live is not None:
+        if not self.animated or self._live is not None or self.holding:
             return
         self._stop_status()
         if status.running:
@@ -441,9 +468,12 @@ class Renderer:
         self.console.print(f"[green]✻[/] {_escape(message.summary)} [dim]({what})[/]")
 
     def agent_progress(self, data: Mapping[str, Any]) -> None:
-        """A subagent's step, live under its Agent call: `  ⎿ type: text` / `⏺ Tool(input)`."""
+        """A subagent's step, live under its Agent call: `  ⎿ label: text` / `⏺ Tool(input)`,
+        the label naming which subagent (`SubagentLabels`)."""
+        who = _escape(self.subagents.learn(data))
+        if data.get("kind") == "started":
+            return  # named now, before it can ask anything; its Agent call is on screen
         self.pause()
-        who = _escape(str(data.get("agent_type", "agent")))
         text = " ".join(str(data.get("text") or "").split())
         if text:
             self.console.print(f"    [dim]⎿ {who}: {_escape(text[:160])}[/]", highlight=False)

@@ -195,32 +195,46 @@ class Repl:
             return await self._ask(tool, input, request)
 
     async def _ask(self, tool: str, input: Mapping[str, Any], request: Any) -> Any:
+        """Show the question and read the answer. While it waits nothing else is drawn: the
+        spinner stops and what arrives meanwhile (the stream, other calls, subagents'
+        progress) is drawn after it (`Renderer.hold`)."""
         from ..permissions import PermissionAllow
         from .always import always_offer
+
+        offer = always_offer(request)
+        self.renderer.hold()
+        try:
+            self._show_question(tool, input, request, offer.why_not if offer.rule is None else "")
+            waiting = self._notify_later(f"queryloop needs your permission to use {tool}")
+            try:
+                with typeahead_paused(self):
+                    answer = await self._permission_answer(always=offer.rule is not None)
+            finally:
+                waiting.cancel()
+            if answer == "always" and offer.rule is not None:
+                self._remember(offer.rule)
+                return PermissionAllow(remember=True)
+            return answer is True
+        finally:
+            self.renderer.release()
+
+    def _show_question(
+        self, tool: str, input: Mapping[str, Any], request: Any, no_always: str
+    ) -> None:
+        """The call whole, who asks (a subagent), what the analysis found, an edit's diff."""
         from .diffs import proposed_diff
         from .question import question_lines
 
-        self.renderer.pause()
+        agent_id = getattr(request, "agent_id", None)
+        asker = self.renderer.subagents.of(str(agent_id)) if agent_id else ""
         reason = str(getattr(request, "reason", "") or "")
-        for line in question_lines(tool, input, reason=reason):
+        for line in question_lines(tool, input, reason=reason, asker=asker):
             self.console.print(line, highlight=False)
         diff = proposed_diff(tool, input, Path(getattr(request, "cwd", self.options.cwd)))
         if diff:
             self.renderer.show_diff(diff)
-        offer = always_offer(request)
-        if offer.rule is None:
-            self.console.print(f"[dim]No \\[a]lways for this call: {_escape(offer.why_not)}.[/]")
-        waiting = self._notify_later(f"queryloop needs your permission to use {tool}")
-        try:
-            with typeahead_paused(self):
-                answer = await self._permission_answer(always=offer.rule is not None)
-        finally:
-            waiting.cancel()
-            self.renderer.resume_spinner()
-        if answer == "always" and offer.rule is not None:
-            self._remember(offer.rule)
-            return PermissionAllow(remember=True)
-        return answer is True
+        if no_always:
+            self.console.print(f"[dim]No \\[a]lways for this call: {_escape(no_always)}.[/]")
 
     def _notify_later(self, message: str, kind: str = "permission_prompt") -> asyncio.Task[None]:
         """Notification hooks once a question has waited `notify_after_s` seconds (Claude

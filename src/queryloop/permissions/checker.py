@@ -105,6 +105,9 @@ class PermissionRequest:
     """An allow rule that would approve calls like this one (`Bash(git diff:*)`)."""
     cwd: Path
     mode: PermissionMode
+    agent_id: str | None = None
+    """The subagent whose call it is (None on the main thread), as Claude Agent SDK's
+    `ToolPermissionContext.agent_id`: a UI says who asks."""
 
 
 AskHandler: TypeAlias = Callable[[PermissionRequest], Awaitable[PermissionResult | bool]]
@@ -491,7 +494,9 @@ class PermissionChecker:
     ) -> PermissionDecision:
         call = _Call.of(tool, input, ctx, self.context)
         rule = _suggest_rule(tool.name, call, protected) if suggest else ""
-        request = PermissionRequest(tool.name, input, reason, rule, ctx.cwd, self.context.mode)
+        request = PermissionRequest(
+            tool.name, input, reason, rule, ctx.cwd, self.context.mode, ctx.agent_id
+        )
         try:
             answer = await self._answer(request)
         except Exception as exc:  # a broken prompt or callback must not crash the session
