@@ -24,8 +24,8 @@ from ..config.memory import SessionContext
 from ..config.settings import managed_settings_path
 from ..config.workspace import Workspace, load_workspace
 from ..context import RequestBuilder
+from ..context.facts import SessionFacts, derive_facts
 from ..context.queue import PromptQueue
-from ..context.system_prompt import build_dynamic_suffix
 from ..context.tool_search import parse_tool_search, plan_deferral
 from ..errors import ConfigError
 from ..hooks import HookRunner, HooksConfig
@@ -131,9 +131,9 @@ async def assemble(
     permission_context = build_permission_context(options, workspace, home, sandbox)
     hooks = build_hooks(options, workspace, session, permission_context, notices, model, telemetry)
     permission = build_permission(options, permission_context, hooks)
-    session_context = SessionContext(options.cwd, user_home=home)
+    facts, current_facts = build_facts(SessionContext(options.cwd, user_home=home), model, resumed)
     limits = build_output_limits(options, model.info)
-    thread_options = build_thread_options(options, model.name, tools, session_context, limits)
+    thread_options = build_thread_options(options, model.name, tools, facts, limits)
     subagents = build_subagents(
         thread_options, session, provider=model.provider, permission=permission, hooks=hooks,
         tasks=tasks, session_dir=session_dir, cwd=options.cwd, home=home,
@@ -143,6 +143,7 @@ async def assemble(
     tool_context = build_tool_context(
         options, workspace, session_dir, skills, observers(timing, trace) or timing, tasks,
         subagents.host, sandbox, read_files=session.read_files,
+        loaded_tools=session.loaded_tools,
     )  # fmt: skip
     checkpoints = build_checkpoints(tool_context)
     main = build_thread(
@@ -160,7 +161,7 @@ async def assemble(
     attachments = SessionAttachments(
         builder, compactor, tool_context, tools, skills, subagents,
         prompt_queue=prompt_queue if prompt_queue is not None else PromptQueue(), mcp=mcp,
-        hooks=hooks,
+        hooks=hooks, facts=facts, current_facts=current_facts,
     )  # fmt: skip
     params = main.query_params(
         tool_hooks=CheckpointingHooks(hooks, checkpoints),  # Write/Edit/MultiEdit snapshots
@@ -174,15 +175,14 @@ async def assemble(
         tool_use_summarizer=build_tool_use_summarizer(options, model, session, tool_context),
         task_events=subagents.tasks.drain_events,
     )
-    start_transcript(transcript, resumed, model.name, options.cwd)
+    start_transcript(transcript, resumed, model.name, options.cwd, facts)
     return Runtime(
         options=options, home=home, model_info=model.info, params=params, builder=builder,
         compactor=compactor, summarizer=summarizer, hooks=hooks, permission=permission,
         session=session, tools=tools, attachments=attachments, subagents=subagents,
         skills=skills, checkpoints=checkpoints, notices=notices, timing=timing,
         telemetry=telemetry, trace=trace, exit_stack=exit_stack, mcp=mcp,
-        settings_watch=build_settings_watch(workspace),
-        user_context_text="\n".join(session_context.user_context().values()),
+        settings_watch=build_settings_watch(workspace), facts=facts,
     )  # fmt: skip
 
 
@@ -199,11 +199,39 @@ def build_exit_stack(mcp: McpManager | None, model: ModelChoice) -> AsyncExitSta
 
 
 def start_transcript(
-    transcript: Transcript | None, resumed: LoadedSession | None, model: str, cwd: Path
+    transcript: Transcript | None,
+    resumed: LoadedSession | None,
+    model: str,
+    cwd: Path,
+    facts: SessionFacts,
 ) -> None:
-    """A new transcript gets its header (a resumed one has one)."""
-    if transcript is not None and resumed is None:
-        transcript.start(model=model, cwd=str(cwd))
+    """A new transcript gets its header, with the facts its prefix is built from; a resumed
+    one has a header, and gets the facts when it was written before they were kept (the
+    ones derived now are what its requests are built from from now on)."""
+    if transcript is None:
+        return
+    if resumed is None:
+        transcript.start(model=model, cwd=str(cwd), context=facts.to_dict())
+    elif stored_facts(resumed) is None:
+        transcript.append_meta(context=facts.to_dict())
+
+
+def build_facts(
+    context: SessionContext, model: ModelChoice, resumed: LoadedSession | None
+) -> tuple[SessionFacts, SessionFacts]:
+    """(the facts the session's prefix is built from, the same facts as they are now): a
+    new session's are today's; a resumed one keeps those its transcript recorded (derived
+    from its messages when it was written before they were kept), and the difference is
+    told by fact deltas (`context.facts`)."""
+    now = context.facts(model.name)
+    if resumed is None:
+        return now, now
+    return stored_facts(resumed) or derive_facts(resumed.messages, now), now
+
+
+def stored_facts(resumed: LoadedSession) -> SessionFacts | None:
+    """The facts a transcript recorded (its `context` meta field), if any."""
+    return SessionFacts.from_dict(resumed.metadata.get("context"))
 
 
 def build_workspace(options: AgentOptions, home: Path) -> Workspace:
@@ -299,16 +327,18 @@ def build_tool_context(
     sandbox: Sandbox | None = None,
     *,
     read_files: dict[str, FileReadRecord] | None = None,
+    loaded_tools: list[str] | None = None,
 ) -> ToolContext:
     """The main thread's tool state: the folders it may read (the session folder holds
     spilled tool results the model is told to Read back; skills' folders), the env, the
     observer of its tool calls (timing, trace), the session's background tasks, the host its
     subagents start from and the Bash sandbox. `read_files` is the session's record of the
     files the agent has seen (`Session.read_files`, restored on resume); the context shares
-    that dict."""
+    that dict, and the list of loaded deferred tools (`Session.loaded_tools`) likewise."""
     seen = read_files if read_files is not None else {}
     return ToolContext(
         read_files=seen,
+        loaded_deferred_tools=loaded_tools if loaded_tools is not None else [],
         file_snapshots=snapshots_of(seen),
         tasks=tasks,
         subagents=subagents,
@@ -494,22 +524,17 @@ def build_thread_options(
     options: AgentOptions,
     model: str,
     tools: ToolSet,
-    session_context: SessionContext,
+    facts: SessionFacts,
     limits: OutputLimits,
 ) -> ThreadOptions:
-    """The main thread's options (a subagent's: `agents.runner.child_options`)."""
-    git = session_context.system_context()
-    environment = build_dynamic_suffix(
-        cwd=options.cwd,
-        model=model,
-        extra_sections=[f"{key}: {value}" for key, value in git.items() if value],
-    )
+    """The main thread's options (a subagent's: `agents.runner.child_options`): the
+    environment and the user context are the session's facts (`build_facts`)."""
     return ThreadOptions(
         model=model,
         instructions=options.system_prompt,
-        environment=environment,
+        environment=facts.dynamic_suffix(),
         tools=tools,
-        user_context=session_context.user_context(),
+        user_context=facts.user_context(),
         limits=limits,
         append=options.append_system_prompt,
         thinking=options.thinking,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..agents.thread import ToolSet
 from ..compact import CompactionPipeline
 from ..context import AttachmentContext, RequestBuilder, get_attachment_messages
+from ..context.facts import SessionFacts
 from ..context.kinds import AttachmentType
 from ..context.queue import PromptQueue
 from ..hooks import HookEvent, HookRunner
@@ -38,6 +39,10 @@ class SessionAttachments:
     mcp: McpManager | None = None
     hooks: HookRunner | None = None
     """InstructionsLoaded hooks hear of the nested memory files attached (`nested_traversal`)."""
+    facts: SessionFacts | None = None
+    """What the session's prefix was built from (`context.facts`)."""
+    current_facts: SessionFacts | None = None
+    """The same facts as this process found them: a difference is told by a fact delta."""
 
     async def prompt(
         self, prompt: str, earlier: Sequence[Message], new: Sequence[Message]
@@ -82,6 +87,8 @@ class SessionAttachments:
             mcp_resource_resolver=self._read_resource if mcp is not None else None,
             queued_commands=queued,
             skills=self.skills.listing(),
+            session_facts=self.facts,
+            current_facts=self.current_facts,
         )
 
     async def _read_resource(self, server: str, uri: str) -> str:

@@ -106,6 +106,8 @@ class Agent:
             ),
             # What the agent had seen of files, where they are unchanged (session.files).
             read_files=restore_read_state(loaded.read_files),
+            # The tools array keeps the deferred tools ToolSearch loaded, in load order.
+            loaded_tools=loaded.loaded_tools,
         )
         agent._resume = loaded
         return agent

@@ -19,6 +19,7 @@ from ..compact.autocompact import CompactionError, CompactionResult, Summarize
 from ..compact.tokens import last_usage_index
 from ..config.memory import discover_memory_files
 from ..context import RequestBuilder
+from ..context.facts import SessionFacts
 from ..context.queue import PromptQueue
 from ..hooks import HookEvent, HookRunner
 from ..loop.deps import QueryParams
@@ -153,7 +154,9 @@ class Runtime:
     settings_watch: SettingsWatch | None = None
     """The settings files read at the start; a change runs ConfigChange hooks."""
     mcp: McpManager | None = None
-    user_context_text: str = ""
+    facts: SessionFacts | None = None
+    """What the session's prefix is built from (`context.facts`); a new transcript after
+    /clear records them too."""
 
     def notify(self, text: str) -> None:
         """Record a notice for the user and pass it to `on_notice`."""
@@ -203,7 +206,8 @@ class Runtime:
         if self.options.persist:
             path = session_path(session_id, self.options.cwd, self.home)
             transcript = Transcript(path, session_id, fsync=False)
-            transcript.start(model=self.model, cwd=str(self.options.cwd))
+            facts = {"context": self.facts.to_dict()} if self.facts is not None else {}
+            transcript.start(model=self.model, cwd=str(self.options.cwd), **facts)
         self.session.clear(session_id, transcript)
         if self.options.persist:
             self.checkpoints.switch(checkpoint_folder(path.parent / session_id))
@@ -304,7 +308,8 @@ class Runtime:
         window = self.compactor.config.context_window
         system = _tokens_of_json(list(self.builder.build([], max_tokens=1).system))
         tools = _tokens_of_json(self.builder.build([], max_tokens=1).tools)
-        memory = _tokens_of_text(self.user_context_text)
+        context = self.facts.user_context() if self.facts is not None else {}
+        memory = _tokens_of_text("\n".join(context.values()))
         if last_usage_index(messages) is not None:
             # The last response's usage counts the whole request: system, tools and all.
             total = self.compactor.token_count(messages)

@@ -15,13 +15,15 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from ..context.facts import GIT_STATUS_KEY, SessionFacts
 from ..context.system_context import GIT_TIMEOUT_SECONDS, get_system_context
-from ..context.system_prompt import find_git_root
+from ..context.system_prompt import environment_section, find_git_root
 from ..context.user_context import (
     MEMORY_FILE_NAMES,
     MemoryFile,
     build_user_context,
     read_memory_file,
+    render_memory,
 )
 
 
@@ -101,3 +103,15 @@ class SessionContext:
         if self._user is None:
             self._user = get_user_context(self.cwd, user_home=self.user_home, today=self._today)
         return dict(self._user)
+
+    def facts(self, model: str) -> SessionFacts:
+        """The session facts as they are now (`context.facts`): today's date, the memory
+        section, the environment section for `model` and the git snapshot."""
+        today = self._today or date.today()
+        memory = render_memory(discover_memory_files(self.cwd, user_home=self.user_home))
+        return SessionFacts(
+            date=today.isoformat(),
+            memory=memory,
+            environment=environment_section(self.cwd, model),
+            git_status=self.system_context().get(GIT_STATUS_KEY, ""),
+        )

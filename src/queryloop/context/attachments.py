@@ -26,7 +26,8 @@ from typing import Any
 
 from ..messages.types import Attachment, AttachmentMessage, Message
 from ..tools.base import ToolContext
-from . import deltas
+from . import deltas, facts
+from .facts import SessionFacts
 from .kinds import AttachmentType
 from .providers import files, main_thread, mentions, reminders
 
@@ -75,7 +76,14 @@ class AttachmentContext:
     diagnostics: DiagnosticsSource | None = None
     todo_reminder_turns: int = DEFAULT_TODO_REMINDER_TURNS
     initial_date: date | None = None
-    """The date the user context announced; a date_change attachment follows when it moves."""
+    """The date the user context announced (default: `session_facts.date`); a date_change
+    attachment follows when it moves."""
+    session_facts: SessionFacts | None = None
+    """What the session's prefix was built from (`context.facts`): the values the model was
+    told at the start."""
+    current_facts: SessionFacts | None = None
+    """The same facts as this process found them; a difference is told by a fact delta
+    (memory_change, git_status_change, environment_change)."""
     provider_timeout: float = DEFAULT_PROVIDER_TIMEOUT
     now: Callable[[], datetime] = datetime.now
 
@@ -120,7 +128,7 @@ async def get_attachments(
     thread_safe = [
         maybe("queued_commands", lambda: reminders.queued_commands(ctx), t),
         maybe("task_notifications", lambda: reminders.task_notifications(ctx), t),
-        maybe("date_change", lambda: reminders.date_change(ctx, messages), t),
+        *[maybe(f.kind.value, _fact_delta(f, ctx, messages), t) for f in facts.FACTS],
         maybe("edited_files", lambda: files.edited_files(ctx, messages), t),
         maybe("nested_memory", lambda: files.nested_memory(ctx, messages, triggers), t),
         maybe("todo_reminder", lambda: reminders.todo_reminder(ctx, messages), t),
@@ -150,6 +158,12 @@ async def get_attachment_messages(
 
 
 _PATH_TYPES = frozenset({AttachmentType.FILE, AttachmentType.DIRECTORY})
+
+
+def _fact_delta(
+    fact: facts.Fact, ctx: AttachmentContext, messages: Sequence[Message]
+) -> ProviderFn:
+    return lambda: fact.delta(ctx, messages)
 
 
 def _flatten(groups: Iterable[list[Attachment]]) -> list[Attachment]:

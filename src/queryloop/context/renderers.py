@@ -14,6 +14,7 @@ from typing import Any
 from ..messages.attachments import RenderContext, RenderedAttachment, register_attachment_renderer
 from ..messages.types import AttachmentMessage
 from .deltas import LISTINGS
+from .facts import FACTS
 from .kinds import AttachmentType
 
 TextRenderer = Callable[[Mapping[str, Any]], str]
@@ -48,14 +49,6 @@ def render_task_notification(data: Mapping[str, Any]) -> str:
         else "The agent's final report is above."
     )
     return "\n".join(lines)
-
-
-def render_date_change(data: Mapping[str, Any]) -> str:
-    """The calendar moved on during the session."""
-    return (
-        f"The date has changed. Today's date is now {data.get('date')}. "
-        "DO NOT mention this to the user explicitly because they are already aware."
-    )
 
 
 def render_edited_file(data: Mapping[str, Any]) -> str:
@@ -130,7 +123,7 @@ def render_mcp_resource(data: Mapping[str, Any]) -> str:
 TEXT_RENDERERS: dict[str, TextRenderer] = {
     AttachmentType.QUEUED_COMMAND: render_queued_command,
     AttachmentType.TASK_NOTIFICATION: render_task_notification,
-    AttachmentType.DATE_CHANGE: render_date_change,
+    **{fact.kind: fact.render for fact in FACTS},
     AttachmentType.EDITED_FILE: render_edited_file,
     AttachmentType.NESTED_MEMORY: render_nested_memory,
     AttachmentType.TODO_REMINDER: render_todo_reminder,

@@ -19,6 +19,10 @@ logger = logging.getLogger(__name__)
 MAX_STATUS_CHARS = 2_000
 GIT_TIMEOUT_SECONDS = 5.0
 RECENT_COMMITS = 5
+GIT_STATUS_HEADER = (
+    "This is the git status at the start of the conversation. Note that this status is "
+    "a snapshot in time, and will not update during the conversation."
+)
 
 
 def append_system_context(
@@ -59,8 +63,7 @@ def format_git_status(branch: str, main_branch: str, status: str, commits: str) 
             + "information, run `git status` using the Bash tool)"
         )
     return (
-        "This is the git status at the start of the conversation. Note that this status is "
-        "a snapshot in time, and will not update during the conversation.\n"
+        f"{GIT_STATUS_HEADER}\n"
         f"Current branch: {branch}\n\n"
         f"Main branch (you will usually use this for PRs): {main_branch}\n\n"
         f"Status:\n{status}\n\n"

@@ -116,7 +116,7 @@ def build_dynamic_suffix(
     session does not change the system prompt (and break the prompt cache).
     `is_git_repo=None` looks for a `.git` entry from `cwd` upwards.
     """
-    sections = [_environment(cwd, model, is_git_repo, platform_name, os_version)]
+    sections = [environment_section(cwd, model, is_git_repo, platform_name, os_version)]
     if mcp_instructions and not mcp_instructions_by_delta:
         sections.append(render_mcp_instructions(mcp_instructions))
     sections.extend(s for s in extra_sections if s.strip())
@@ -144,13 +144,14 @@ def find_git_root(start: Path) -> Path | None:
     return None
 
 
-def _environment(
+def environment_section(
     cwd: Path,
     model: str,
-    is_git_repo: bool | None,
-    platform_name: str | None,
-    os_version: str | None,
+    is_git_repo: bool | None = None,
+    platform_name: str | None = None,
+    os_version: str | None = None,
 ) -> str:
+    """The `# Environment` section: working directory, git or not, platform, OS, model."""
     git = is_git_repo if is_git_repo is not None else find_git_root(cwd) is not None
     lines = [
         "# Environment",

@@ -140,11 +140,18 @@ class Session:
         totals: SessionTotals | None = None,
         price: Pricing = model_table_price,
         read_files: dict[str, FileReadRecord] | None = None,
+        loaded_tools: list[str] | None = None,
     ) -> None:
         self.session_id = session_id
         self.read_files: dict[str, FileReadRecord] = read_files if read_files is not None else {}
         """What the agent has seen of files (`session.files`): the main thread's tool
         context holds this dict, and its changes are written after each tool result."""
+        self.loaded_tools: list[str] = loaded_tools if loaded_tools is not None else []
+        """The deferred tools ToolSearch loaded, in load order: the main thread's tool
+        context holds this list (`ToolContext.loaded_deferred_tools`); when it grows, a
+        `meta` record `loaded_deferred_tools` is written after the tool result, so a resumed
+        session sends the same tools array (docs/context.md, "Session facts")."""
+        self._loaded_written = len(self.loaded_tools)
         self._files_written: dict[str, SeenFile] = {
             path: SeenFile.of(r) for path, r in self.read_files.items()
         }
@@ -193,6 +200,7 @@ class Session:
         self._write(message)
         if _holds_tool_results(message):
             self._write_read_state()
+            self._write_loaded_tools()
         if isinstance(message, TombstoneMessage):
             self._drafts.discard(message.target_uuid)
             self._messages = [m for m in self._messages if m.uuid != message.target_uuid]
@@ -250,6 +258,8 @@ class Session:
         self._messages = []
         self._drafts = set()
         self._files_written = {}  # the new transcript starts without them
+        self._loaded_written = 0
+        self._write_loaded_tools()  # the tool context keeps them: so does the new transcript
         self.usage = Usage()
         self.cost_usd = 0.0
         self.requests = self.turns = self.prompts = 0
@@ -328,6 +338,13 @@ class Session:
     def _write(self, message: Message) -> None:
         if self._transcript is not None:
             self._transcript.append(message)
+
+    def _write_loaded_tools(self) -> None:
+        """A `meta` record with every loaded deferred tool, when more were loaded."""
+        if len(self.loaded_tools) == self._loaded_written or self._transcript is None:
+            return
+        self._transcript.append_meta(loaded_deferred_tools=list(self.loaded_tools))
+        self._loaded_written = len(self.loaded_tools)
 
     def _write_read_state(self) -> None:
         """A `files` record with the read-state entries that changed (`session.files`)."""

@@ -76,6 +76,13 @@ class LoadedSession:
     """The latest recorded read state per path (`files` records, see `session.files`);
     `restore_read_state` keeps the entries of files unchanged on disk."""
 
+    @property
+    def loaded_tools(self) -> list[str]:
+        """The deferred tools ToolSearch had loaded, in load order (the `meta` field
+        `loaded_deferred_tools`; see `Session.loaded_tools`)."""
+        names = self.metadata.get("loaded_deferred_tools")
+        return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
     def open_transcript(self, *, fsync: bool = True) -> Transcript:
         """A writer that continues this transcript, chaining parents from `last_uuid`."""
         if self.path is None:

@@ -10,6 +10,7 @@ for each of its 21 runs. JSON-RPC 2.0, one message per line (the stdio transport
 For the start-up and exit tests (tests/cli/test_cli_startup.py): with $MCP_STAMPS set it
 appends `pid <pid>` and then `<method> <time.monotonic()>` per request to that file; with
 $MCP_STUBBORN=1 it ignores SIGTERM and, once its stdin is closed, stays until SIGKILL.
+With $MCP_INSTRUCTIONS set, `initialize` returns them as the server's instructions.
 """
 
 from __future__ import annotations
@@ -53,11 +54,14 @@ def _call(params: dict[str, Any]) -> dict[str, Any]:
 
 def _answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     if method == "initialize":
-        return {
+        result = {
             "protocolVersion": params.get("protocolVersion", "2025-06-18"),
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "lookup", "version": "1.0"},
         }
+        if os.environ.get("MCP_INSTRUCTIONS"):
+            result["instructions"] = os.environ["MCP_INSTRUCTIONS"]
+        return result
     if method == "tools/list":
         return {"tools": [LOOKUP]}
     if method == "tools/call":

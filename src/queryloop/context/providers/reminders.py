@@ -1,5 +1,5 @@
-"""Phase two, conversational: queued commands, finished background tasks, a date change,
-a todo-list reminder."""
+"""Phase two, conversational: queued commands, finished background tasks, a todo-list
+reminder. (A date change is a fact delta: `context.facts`.)"""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from ...messages.blocks import ToolUseBlock
 from ...messages.types import AssistantMessage, Attachment, AttachmentMessage, Message
 from ..kinds import AttachmentType
-from ..scan import attachments_of
 
 if TYPE_CHECKING:
     from ..attachments import AttachmentContext
@@ -29,22 +28,6 @@ async def queued_commands(ctx: AttachmentContext) -> list[Attachment]:
 async def task_notifications(ctx: AttachmentContext) -> list[Attachment]:
     """A `task_notification` attachment per background task of this thread that finished."""
     return [Attachment(AttachmentType.TASK_NOTIFICATION, dict(n)) for n in ctx.task_notifications]
-
-
-async def date_change(ctx: AttachmentContext, messages: Sequence[Message]) -> list[Attachment]:
-    """A `date_change` attachment when today differs from the last date the model was told.
-
-    The last date is the newest earlier `date_change` attachment, else `ctx.initial_date`
-    (the date in the user context). Without either there is nothing to compare to.
-    """
-    last = ctx.initial_date.isoformat() if ctx.initial_date else None
-    earlier = attachments_of(messages, AttachmentType.DATE_CHANGE)
-    if earlier:
-        last = str(earlier[-1].attachment.data.get("date"))
-    today = ctx.now().date().isoformat()
-    if last is None or today == last:
-        return []
-    return [Attachment(AttachmentType.DATE_CHANGE, {"date": today, "previous_date": last})]
 
 
 async def todo_reminder(ctx: AttachmentContext, messages: Sequence[Message]) -> list[Attachment]:
