@@ -137,8 +137,15 @@ def test_the_options_are_declared_once() -> None:
 
     from queryloop.agent import AgentKwargs, AgentOptions
     from queryloop.agent.options import PermissionModeName
-    from queryloop.cli.args import COMPACTIONS, PERMISSION_MODES, CliOptions, build_parser
+    from queryloop.cli.args import (
+        CACHE_TTLS,
+        COMPACTIONS,
+        PERMISSION_MODES,
+        CliOptions,
+        build_parser,
+    )
     from queryloop.compact.policy import COMPACTION_NAMES, CompactionName
+    from queryloop.context.cache_ttl import CacheTtlSetting
 
     def written(annotation: typing.Any) -> str:
         return getattr(annotation, "__forward_arg__", annotation)
@@ -160,6 +167,7 @@ def test_the_options_are_declared_once() -> None:
     assert {f.name for f in cli} <= flags
     assert PERMISSION_MODES == typing.get_args(PermissionModeName)
     assert COMPACTIONS == typing.get_args(CompactionName) == COMPACTION_NAMES
+    assert CACHE_TTLS == typing.get_args(CacheTtlSetting)
     given = CliOptions(max_turns=3, allowed_tools=("Read",), tool_use_summaries=True)
     assert given.agent_kwargs() == {
         "max_turns": 3, "allowed_tools": ("Read",), "tool_use_summaries": True,

@@ -231,3 +231,25 @@ def test_tools_listings_and_mcp_instructions_do_not_move_on_resume(tmp_path: Pat
     assert results_of(bodies[-1], "value-") == 2  # the loaded tool still answers
     usages = usage_records(tmp_path)
     assert read_share(usages[3]) >= 0.95, usages[3]
+
+
+@needs_faketime
+def test_auto_cache_ttl_counts_the_pause_before_a_resume(tmp_path: Path) -> None:
+    """`--cache-ttl auto`: a session continued ten minutes after its last request writes
+    hour-long entries (the gap counts from the transcript's last request); continued at
+    once, 5-minute ones."""
+    script = [turn(text("One.")), turn(text("Two.")), turn(text("Three."))]
+    with MessagesServer(script) as server:
+        for shift, args in (
+            (None, ["-p", "first"]),
+            (None, ["--continue", "-p", "second"]),
+            ("+10m", ["--continue", "-p", "third"]),
+        ):
+            done = run_at(server.base_url, tmp_path, shift, *args, "--cache-ttl", "auto")
+            assert done.returncode == 0, done.stderr
+        markers = [b["system"][-1]["cache_control"] for b in server.requests]
+    assert markers == [
+        {"type": "ephemeral"},
+        {"type": "ephemeral"},
+        {"type": "ephemeral", "ttl": "1h"},
+    ]

@@ -24,6 +24,7 @@ from ..config.memory import SessionContext
 from ..config.settings import managed_settings_path
 from ..config.workspace import Workspace, load_workspace
 from ..context import RequestBuilder
+from ..context.cache_ttl import CacheTtlSetting
 from ..context.facts import SessionFacts, derive_facts
 from ..context.queue import PromptQueue
 from ..context.tool_search import parse_tool_search, plan_deferral
@@ -133,7 +134,11 @@ async def assemble(
     permission = build_permission(options, permission_context, hooks)
     facts, current_facts = build_facts(SessionContext(options.cwd, user_home=home), model, resumed)
     limits = build_output_limits(options, model.info)
-    thread_options = build_thread_options(options, model.name, tools, facts, limits)
+    thread_options = build_thread_options(
+        options, model.name, tools, facts, limits,
+        cache_ttl=build_cache_ttl(options, workspace),
+        last_request_at=resumed.last_request_at if resumed is not None else None,
+    )  # fmt: skip
     subagents = build_subagents(
         thread_options, session, provider=model.provider, permission=permission, hooks=hooks,
         tasks=tasks, session_dir=session_dir, cwd=options.cwd, home=home,
@@ -526,9 +531,13 @@ def build_thread_options(
     tools: ToolSet,
     facts: SessionFacts,
     limits: OutputLimits,
+    *,
+    cache_ttl: CacheTtlSetting = "5m",
+    last_request_at: float | None = None,
 ) -> ThreadOptions:
     """The main thread's options (a subagent's: `agents.runner.child_options`): the
-    environment and the user context are the session's facts (`build_facts`)."""
+    environment and the user context are the session's facts (`build_facts`); its cache
+    lifetime (`build_cache_ttl`) measures gaps from `last_request_at` (a resumed session's)."""
     return ThreadOptions(
         model=model,
         instructions=options.system_prompt,
@@ -538,23 +547,33 @@ def build_thread_options(
         limits=limits,
         append=options.append_system_prompt,
         thinking=options.thinking,
+        cache_ttl=cache_ttl,
+        last_request_at=last_request_at,
     )
+
+
+def build_cache_ttl(options: AgentOptions, workspace: Workspace) -> CacheTtlSetting:
+    """How long prompt-cache entries live: the option, else the settings' `cacheTtl`, else
+    "5m" (`context.cache_ttl`)."""
+    return options.cache_ttl or workspace.settings.cache_ttl or "5m"
 
 
 def build_compact_config(
     options: AgentOptions, model: ModelChoice, workspace: Workspace
 ) -> CompactConfig:
     """When and how the session compacts (the window: the option, else the model's; the
-    policy: the option, else the settings', judged at the model's prices); the per-tool
-    result limits come with the tools (`build_compactor`)."""
+    policy: the option, else the settings', judged at the model's prices, with the 1-hour
+    write price when the session writes 1-hour cache entries); the per-tool result limits
+    come with the tools (`build_compactor`)."""
     name = options.compaction or workspace.settings.compaction or "default"
+    one_hour = build_cache_ttl(options, workspace) == "1h"
     return CompactConfig(
         context_window=options.context_window or model.info.context_window,
         max_output_tokens=model.info.max_output_tokens,
         autocompact_threshold_tokens=options.autocompact_threshold,
         collapse_enabled=options.context_collapse,
         server_context_editing=model.provider.name == "anthropic",
-        policy=policy_named(name, CachePrices.of(model.info)),
+        policy=policy_named(name, CachePrices.of(model.info, one_hour_writes=one_hour)),
     )
 
 
@@ -579,7 +598,13 @@ def build_compactor(
         provider_summarizer(provider, build, abort=tool_context.abort), hooks
     )
     config = replace(config, per_tool_max_chars={t.name: t.max_result_chars for t in tools.all})
-    pipeline = CompactionPipeline(config, summarize=summarize, session_dir=tool_context.session_dir)
+    lifetime = builder.lifetime  # microcompact: the cache is cold after the TTL last written
+    pipeline = CompactionPipeline(
+        config,
+        summarize=summarize,
+        session_dir=tool_context.session_dir,
+        cache_seconds=lifetime.seconds if lifetime is not None else None,
+    )
     return pipeline, summarize
 
 

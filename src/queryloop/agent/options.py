@@ -34,6 +34,8 @@ from ..tools.builtin import selected_builtin_names
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
+    from ..context.cache_ttl import CacheTtlSetting
+
 PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 """Claude Code's permission mode names (`PermissionMode` values)."""
 
@@ -129,6 +131,11 @@ class AgentOptions:
     """When MCP tools go behind ToolSearch: "auto" (default: above 10% of the context window),
     "auto:N" (N percent), a token threshold, "always" or "never" (docs/context.md). None = the
     settings' "toolSearch", else "auto"."""
+    cache_ttl: CacheTtlSetting | None = None
+    """How long prompt-cache entries live: "5m", "1h" (writes cost 2x input instead of
+    1.25x, and survive an hour's pause) or "auto" (1h once the gaps between requests run
+    past 4 minutes; docs/context.md, "Cache lifetime"). None = the settings' "cacheTtl",
+    else "5m"."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment variables for tools and hooks (over the settings' `env`)."""
     history: Sequence[Message] = ()
@@ -189,6 +196,7 @@ class AgentKwargs(TypedDict, total=False):
     context_window: int | None
     compaction: CompactionName | None
     tool_search: str | int | None
+    cache_ttl: CacheTtlSetting | None
     env: Mapping[str, str]
     history: Sequence[Message]
     tool_use_summaries: bool

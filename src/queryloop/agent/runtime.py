@@ -306,8 +306,8 @@ class Runtime:
     def context_usage(self, messages: Sequence[Message]) -> dict[str, int]:
         """Token use by category for /context and the status line."""
         window = self.compactor.config.context_window
-        system = _tokens_of_json(list(self.builder.build([], max_tokens=1).system))
-        tools = _tokens_of_json(self.builder.build([], max_tokens=1).tools)
+        system_blocks, tool_schemas = self.builder.prefix()
+        system, tools = _tokens_of_json(system_blocks), _tokens_of_json(tool_schemas)
         context = self.facts.user_context() if self.facts is not None else {}
         memory = _tokens_of_text("\n".join(context.values()))
         if last_usage_index(messages) is not None:

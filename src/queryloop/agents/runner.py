@@ -190,6 +190,7 @@ def child_options(
         limits=host.limits,
         thinking=host.thinking,
         parent_schemas=host.schemas,
+        cache_ttl=host.main.cache_ttl,
     )
 
 

@@ -13,11 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..context.cache_ttl import CacheLifetime
 from ..context.request import ToolSchemaCache, thread_request_builder
 from ..loop.deps import AttachmentSource, Compactor, QueryParams
 from ..tools.base import PermissionChecker, Tool, ToolContext, ToolHooks
 
 if TYPE_CHECKING:
+    from ..context.cache_ttl import CacheTtlSetting
     from ..context.request import RequestBuilder
     from ..hooks import HookRunner
     from ..hooks.types import StopHook
@@ -71,6 +73,11 @@ class ThreadOptions:
     parent_schemas: ToolSchemaCache | None = None
     """A subagent's: its parent's cache, whose bytes its tools are sent with instead of
     rendering every schema again (that took ~0.1 s per subagent)."""
+    cache_ttl: CacheTtlSetting = "5m"
+    """How long the thread's prompt-cache entries live (`context.cache_ttl`); each thread
+    measures its own gaps for "auto"."""
+    last_request_at: float | None = None
+    """When the thread's previous request started (a resumed session's last one), for "auto"."""
 
 
 @dataclass(frozen=True)
@@ -146,5 +153,6 @@ def build_thread(
         thinking=options.thinking,
         tool_context=tool_context,
         schemas=options.schemas,
+        cache_ttl=CacheLifetime(options.cache_ttl, last_request_at=options.last_request_at),
     )
     return Thread(provider, builder, options.tools, permission, hooks, tool_context, options.limits)

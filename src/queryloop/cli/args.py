@@ -14,12 +14,15 @@ from ..errors import ConfigError
 if TYPE_CHECKING:
     from ..agent.options import PermissionModeName
     from ..compact.policy import CompactionName
+    from ..context.cache_ttl import CacheTtlSetting
     from ..permissions.modes import PermissionMode
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 COMPACTIONS = ("default", "economy")
 """`compact.policy.COMPACTION_NAMES`, repeated: `--help` must not import the compact package."""
+CACHE_TTLS = ("5m", "1h", "auto")
+"""`--cache-ttl` (the `CacheTtlSetting` values; tests/cli/test_cli_args.py checks)."""
 SUBCOMMANDS = ("sessions", "trust", "rewind", "report", "batch")
 OWN_PARSER_SUBCOMMANDS = ("rewind", "report", "batch")
 """Subcommands that parse their own arguments (`queryloop.cli.ops`)."""
@@ -85,6 +88,7 @@ class CliOptions:
     tool_use_summaries: bool = field(default=False, metadata=_AGENT_OPTION)
     """Headless: label each tool batch with a small model's summary (on in the REPL)."""
     compaction: CompactionName | None = field(default=None, metadata=_AGENT_OPTION)
+    cache_ttl: CacheTtlSetting | None = field(default=None, metadata=_AGENT_OPTION)
 
     # ---- the CLI's own ----
     prompt: str | None = None
@@ -164,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
         "shrinking it (cheaper long sessions; old tool output is cleared sooner); "
         "default: summarise near the context limit",
     )  # fmt: skip
+    p.add_argument(
+        "--cache-ttl", choices=CACHE_TTLS,
+        help="prompt-cache lifetime: 5m (default), 1h (writes cost 2x input, survive an "
+        "hour's pause), auto (1h once requests come more than 4 minutes apart)",
+    )  # fmt: skip
     p.add_argument("--version", action="store_true", help="print the version and exit")
     return p
 
@@ -223,6 +232,7 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         trust=True if ns.trust else None,
         tool_use_summaries=bool(ns.tool_use_summaries),
         compaction=ns.compaction,
+        cache_ttl=ns.cache_ttl,
     )
 
 

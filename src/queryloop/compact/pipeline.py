@@ -134,10 +134,14 @@ class CompactionPipeline:
         summarize: Summarize,
         session_dir: Path | None,
         now: Callable[[], float] = time.time,
+        cache_seconds: Callable[[], float] | None = None,
     ) -> None:
         self.policy = config.policy
         self.config = config.policy.configure(config)
         self.thresholds = self.config.thresholds()
+        self._cache_seconds = cache_seconds
+        """How long the cached prefix lives now (the request builder's cache lifetime);
+        None: `config.cache_ttl_s`."""
         self._summarize = summarize
         self._session_dir = session_dir
         self._now = now
@@ -271,11 +275,12 @@ class CompactionPipeline:
         large = self.token_count(baseline) >= gate
         names = self._view_names.names(baseline)
         last_time = _epoch(last_assistant_timestamp(view))
+        ttl_s = self._cache_seconds() if self._cache_seconds else cfg.cache_ttl_s
         result = microcompact(
             baseline,
             now=self._now(),
             last_assistant_time=last_time,
-            cache_ttl_s=cfg.cache_ttl_s,
+            cache_ttl_s=ttl_s,
             keep_recent=cfg.keep_recent,
             clearable_tools=cfg.clearable_tools,
             server_side=cfg.server_context_editing and large,
@@ -285,7 +290,7 @@ class CompactionPipeline:
             names=names,
         )
         self._cleared.update(result.cleared_tool_use_ids)
-        cold = is_cold(self._now(), last_time, cfg.cache_ttl_s)
+        cold = is_cold(self._now(), last_time, ttl_s)
         view = self._clear_if_worth_it(result.messages, names, cold)
         freed = self._tokens.difference(baseline, view)
         self._record_freed(view, freed)

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compact.policy import COMPACTION_NAMES, CompactionName
 from ..errors import ConfigError
@@ -36,6 +36,9 @@ from ..permissions.rules import PermissionRule, RuleBehavior, RuleSet
 from .discovery import PROJECT_DIR
 from .plugins import EnabledPlugin, EnabledPluginsMerger
 from .sandbox import SandboxMerger, SandboxSettings
+
+if TYPE_CHECKING:
+    from ..context.cache_ttl import CacheTtlSetting
 
 
 class SettingsScope(StrEnum):
@@ -63,6 +66,7 @@ TOP_LEVEL_KEYS = frozenset(
         "model",
         "toolSearch",
         "compaction",
+        "cacheTtl",
         "trustedFolders",
         "sandbox",
         "enabledPlugins",
@@ -146,6 +150,9 @@ class Settings:
     """`"toolSearch"`: when MCP tools go behind ToolSearch (`queryloop.context.tool_search`)."""
     compaction: CompactionName | None = None
     """`"compaction"`: the compaction policy, "default" or "economy" (`compact.policy`)."""
+    cache_ttl: CacheTtlSetting | None = None
+    """`"cacheTtl"`: how long prompt-cache entries live ("5m", "1h", "auto";
+    `queryloop.context.cache_ttl`)."""
     trusted_folders: tuple[Path, ...] = ()
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     """`"sandbox"`: the Bash sandbox (`config.sandbox`, docs/sandbox.md)."""
@@ -244,6 +251,7 @@ class _Merger:
         self.model: str | None = None
         self.tool_search: str | int | None = None
         self.compaction: CompactionName | None = None
+        self.cache_ttl: CacheTtlSetting | None = None
         self.trusted_folders: list[Path] = []
         self.sandbox = SandboxMerger()
         self.plugins = EnabledPluginsMerger()
@@ -266,6 +274,7 @@ class _Merger:
             model=self.model,
             tool_search=self.tool_search,
             compaction=self.compaction,
+            cache_ttl=self.cache_ttl,
             trusted_folders=tuple(self.trusted_folders),
             sandbox=self.sandbox.result(),
             enabled_plugins=self.plugins.result(),
@@ -297,6 +306,7 @@ class _Merger:
                 self._problem(file, "model", "'model' must be a string")
         self._add_tool_search(file, data.get("toolSearch"))
         self._add_compaction(file, data.get("compaction"), trusted)
+        self._add_cache_ttl(file, data.get("cacheTtl"), trusted)
         self._add_sandbox(file, data.get("sandbox"), root, trusted)
         self.plugins.add(
             data.get("enabledPlugins"),
@@ -353,6 +363,25 @@ class _Merger:
         else:
             self.compaction = value
             self.origins["compaction"] = file.path
+
+    def _add_cache_ttl(self, file: SettingsFile, value: object, trusted: bool) -> None:
+        """`"cacheTtl"`: "5m", "1h" or "auto"; anything else is an error (a user who asked for
+        hour-long entries must not pay for expired ones without knowing). An untrusted
+        project's is ignored, like `compaction`: it would change what the user pays."""
+        if value is None:
+            return
+        from ..context.cache_ttl import parse_cache_ttl
+
+        try:
+            ttl = parse_cache_ttl(value)
+        except ConfigError as exc:
+            self._problem(file, "cacheTtl", f"'cacheTtl': {exc}")
+            return
+        if not trusted:
+            self.ignored.append(f"{file.path}: cacheTtl {ttl}")
+        else:
+            self.cache_ttl = ttl
+            self.origins["cacheTtl"] = file.path
 
     def _unknown_keys(
         self, file: SettingsFile, data: Mapping[str, Any], known: frozenset[str], where: str

@@ -26,7 +26,8 @@ from ..providers.base import ModelRequest
 from ..providers.models import get_model_info
 from ..tools.base import Tool, ToolContext
 from ..tools.deferred import DeferredSource, loaded_deferred_tools
-from .cache import CACHE_TTLS, BreakpointCounter, apply_cache_breakpoints
+from .cache import BreakpointCounter, apply_cache_breakpoints
+from .cache_ttl import CacheLifetime, CacheTtlSetting
 from .system_prompt import build_system_prompt
 from .user_context import render_user_context
 
@@ -73,7 +74,8 @@ class ToolSchemaCache:
 class RequestBuilder:
     """Builds every `ModelRequest` of one session (see the module docstring).
 
-    `cache_ttl` is "5m" (default), "1h", or None to send no cache_control at all.
+    `cache_ttl` is "5m" (default), "1h", "auto" (`context.cache_ttl`), a `CacheLifetime`
+    (the thread's, with its clock), or None to send no cache_control at all.
     `thinking` is the API's thinking config (for example `{"type": "enabled",
     "budget_tokens": 4000}`); thinking blocks are kept in the history only when it is on.
     `schemas` is the cache the session's tool definitions are serialized into (default: a
@@ -89,7 +91,7 @@ class RequestBuilder:
         system: Sequence[ApiSystemBlock],
         tools: Sequence[ToolLike] = (),
         user_context: Mapping[str, str] | None = None,
-        cache_ttl: str | None = "5m",
+        cache_ttl: CacheTtlSetting | CacheLifetime | None = "5m",
         thinking: Mapping[str, Any] | None = None,
         temperature: float | None = None,
         metadata: Mapping[str, Any] | None = None,
@@ -97,10 +99,13 @@ class RequestBuilder:
         tool_context: ToolContext | None = None,
         schemas: ToolSchemaCache | None = None,
     ) -> None:
-        if cache_ttl is not None and cache_ttl not in CACHE_TTLS:
-            raise ConfigError(f"cache_ttl must be one of {CACHE_TTLS} or None, got {cache_ttl!r}")
+        self.lifetime: CacheLifetime | None = (
+            cache_ttl
+            if isinstance(cache_ttl, CacheLifetime) or cache_ttl is None
+            else CacheLifetime(cache_ttl)
+        )
+        """Which TTL each request writes (None: caching off)."""
         self.model = model
-        self.cache_ttl = cache_ttl
         self.thinking = dict(thinking) if thinking is not None else None
         self.temperature = temperature
         self.metadata = dict(metadata) if metadata else None
@@ -124,6 +129,11 @@ class RequestBuilder:
         self._breakpoints = BreakpointCounter()
         self._deferred = deferred_tools
         self._tool_context = tool_context
+
+    @property
+    def cache_ttl(self) -> CacheTtlSetting | None:
+        """The `cacheTtl` setting the requests follow ("5m", "1h", "auto"; None: off)."""
+        return self.lifetime.setting if self.lifetime is not None else None
 
     @property
     def user_context(self) -> dict[str, str]:
@@ -151,7 +161,8 @@ class RequestBuilder:
         model: str | None = None,
         extra_tools: Sequence[ToolLike] = (),
     ) -> ModelRequest:
-        """The request for the next model call on `messages` (the internal array).
+        """The request for the next model call on `messages` (the internal array); one call
+        is one request sent (the `auto` cache lifetime counts it).
 
         User context goes first, the array is normalized for the API, and the breakpoints are
         placed on copies. Loaded deferred tools, then `extra_tools`, follow the session's tools.
@@ -169,8 +180,9 @@ class RequestBuilder:
             # assistant message stays a finished turn and a "Continue." user note follows.
             prefill=info.known and info.prefill,
         )
+        ttl = self.lifetime.next_ttl() if self.lifetime is not None else None
         system, api_messages = apply_cache_breakpoints(
-            self._system, api_messages, ttl=self.cache_ttl, counter=self._breakpoints
+            self._system, api_messages, ttl=ttl, counter=self._breakpoints
         )
         return ModelRequest(
             model=model or self.model,
@@ -181,8 +193,15 @@ class RequestBuilder:
             thinking=self.thinking,
             temperature=self.temperature,
             metadata=self.metadata,
-            cache_ttl=self.cache_ttl,
+            cache_ttl=ttl,
         )
+
+    def prefix(
+        self, extra_tools: Sequence[ToolLike] = ()
+    ) -> tuple[list[ApiSystemBlock], list[ApiTool]]:
+        """The system blocks and tools every request starts with (no breakpoints), without
+        building a request (measuring the context does not count as one)."""
+        return [cast(ApiSystemBlock, dict(b)) for b in self._system], self._tools(extra_tools)
 
     def build_compaction_request(
         self,
@@ -260,6 +279,7 @@ def thread_request_builder(
     thinking: Mapping[str, Any] | None,
     tool_context: ToolContext,
     schemas: ToolSchemaCache | None = None,
+    cache_ttl: CacheTtlSetting | CacheLifetime | None = "5m",
 ) -> RequestBuilder:
     """The request builder of one thread, the main one or a subagent's: `instructions`
     (the static part of the system prompt; None: queryloop's own), the `environment` part,
@@ -276,4 +296,5 @@ def thread_request_builder(
         deferred_tools=lambda: deferred,
         tool_context=tool_context,
         schemas=schemas,
+        cache_ttl=cache_ttl,
     )

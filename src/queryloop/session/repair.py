@@ -75,6 +75,9 @@ class LoadedSession:
     read_files: dict[str, SeenFile] = field(default_factory=dict)
     """The latest recorded read state per path (`files` records, see `session.files`);
     `restore_read_state` keeps the entries of files unchanged on disk."""
+    last_request_at: float | None = None
+    """When the session's last main-thread request started (Unix seconds, its `timing`
+    record); the `auto` cache lifetime measures the first gap after a resume from it."""
 
     @property
     def loaded_tools(self) -> list[str]:
@@ -117,6 +120,7 @@ class _Reader:
     unknown: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0
     read_files: dict[str, SeenFile] = field(default_factory=dict)
+    last_request_at: float | None = None
     drafts: dict[str, int] = field(default_factory=dict)
     """uuid -> index in `entries` of a draft no later record has superseded yet."""
 
@@ -140,7 +144,11 @@ class _Reader:
         elif kind == FILES_RECORD:
             self.read_files.update(read_entries(record))
         elif kind == TIMING_RECORD:
-            pass  # for the session report (queryloop.report); nothing to restore
+            # For the session report (queryloop.report); the cache lifetime needs the time
+            # of the last request of the main thread.
+            if record.get("event") == "request_start" and not record.get("agent_id"):
+                t = record.get("t")
+                self.last_request_at = float(t) if isinstance(t, int | float) else None
         else:
             self.unknown[str(kind)] = self.unknown.get(str(kind), 0) + 1
 
@@ -316,6 +324,7 @@ def load_transcript(path: Path | str, *, repair: bool = True) -> LoadedSession:
         repaired=tuple(m for _, m in inserted),
         last_uuid=last_uuid,
         read_files=reader.read_files,
+        last_request_at=reader.last_request_at,
     )
 
 
