@@ -12,6 +12,7 @@ from ..context.queue import PromptQueue
 
 if TYPE_CHECKING:
     from ..checkpoints import Checkpoint, RewindMode, RewindOutcome
+    from ..report.costs import CostBreakdown
     from ..skills import Skill
 from ..errors import QueryloopError
 from ..loop.events import (
@@ -399,6 +400,19 @@ class Agent:
         if self._runtime is None:
             return {}
         return self._runtime.context_usage(self.session.messages)
+
+    def cost_breakdown(self) -> CostBreakdown:
+        """What caching saved and what each compaction cost and saved (`report.costs`): from
+        the session's transcript (every process that worked on it); without one, from this
+        process's billed requests, with no compaction figures."""
+        from ..report import read_timeline
+        from ..report.costs import CostBreakdown, tally
+
+        transcript = self.session.transcript
+        if transcript is not None and transcript.path.is_file():
+            return read_timeline(transcript.path).costs
+        records = self.session.records
+        return CostBreakdown(*tally((r.usage, r.model, r.cost_usd) for r in records))
 
     def report(self, out: str | Path | None = None) -> Path:
         """Write this session's report, one self-contained HTML page built from the

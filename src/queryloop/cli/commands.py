@@ -140,19 +140,11 @@ async def _resume(repl: Repl, arg: str) -> bool:
 
 
 async def _cost(repl: Repl, _: str) -> bool:
-    from .render import cache_hit_share
+    from .render import cost_lines
 
     agent = repl.agent
-    u = agent.usage
-    repl.console.print(
-        f"  Total cost:     ${agent.cost_usd:.4f}\n"
-        f"  Model turns:    {agent.turns}\n"
-        f"  Input tokens:   {u.input_tokens:,} uncached · {u.cache_creation_input_tokens:,} "
-        f"cache write · {u.cache_read_input_tokens:,} cache read\n"
-        f"  Output tokens:  {u.output_tokens:,}\n"
-        f"  Cache hits:     {cache_hit_share(u):.0%} of prompt tokens",
-        highlight=False,
-    )
+    lines = cost_lines(agent.cost_usd, agent.turns, agent.usage, agent.cost_breakdown())
+    repl.console.print("\n".join(f"  {line}" for line in lines), highlight=False)
     return True
 
 

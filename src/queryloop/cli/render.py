@@ -12,7 +12,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..loop.events import (
     LoopEvent,
@@ -45,6 +45,9 @@ from ..providers.base import (
 from ..tasks.events import TaskEvent, TaskEventKind
 from .diffs import applied_diff, diff_stats
 from .subagents import SubagentLabels
+
+if TYPE_CHECKING:
+    from ..report.costs import CostBreakdown
 
 RESULT_LINES = 4
 _INPUT_KEYS = ("command", "file_path", "pattern", "path", "url", "query", "description")
@@ -81,6 +84,28 @@ def cache_hit_share(usage: Usage) -> float:
     """Cache reads as a share of all prompt tokens (0.0 when nothing was sent)."""
     total = usage.total_input_tokens
     return usage.cache_read_input_tokens / total if total else 0.0
+
+
+def cost_lines(cost_usd: float, turns: int, usage: Usage, costs: CostBreakdown) -> list[str]:
+    """/cost: the cost, what caching saved, each compaction, the tokens by kind."""
+    from ..report.costs import caching_line, compaction_line
+
+    one_hour = usage.cache_creation_1h_input_tokens
+    writes = f"{usage.cache_creation_input_tokens:,} cache write"
+    if one_hour:
+        writes += f" ({one_hour:,} of them 1-hour)"
+    lines = [
+        f"Total cost:     ${cost_usd:.4f}",
+        f"Caching saved:  {caching_line(costs)}",
+        f"Compactions:    {len(costs.compactions) or 'none'}",
+        *(f"  {i}. {compaction_line(c)}" for i, c in enumerate(costs.compactions, 1)),
+        f"Model turns:    {turns}",
+        f"Input tokens:   {usage.input_tokens:,} uncached · {writes} · "
+        f"{usage.cache_read_input_tokens:,} cache read",
+        f"Output tokens:  {usage.output_tokens:,}",
+        f"Cache hits:     {cache_hit_share(usage):.0%} of prompt tokens",
+    ]
+    return lines
 
 
 def context_share(context: Mapping[str, int]) -> float | None:

@@ -203,3 +203,12 @@ def cost_usd(usage: Usage, model: str) -> float:
         + usage.output_tokens * info.output_price
     )
     return total / MTOK
+
+
+def uncached_cost_usd(usage: Usage, model: str) -> float:
+    """What the same request would have cost without prompt caching: every prompt token
+    (uncached, written and read) at the input price, and the output."""
+    info = get_model_info(model)
+    return (
+        usage.total_input_tokens * info.input_price + usage.output_tokens * info.output_price
+    ) / MTOK

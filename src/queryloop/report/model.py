@@ -27,6 +27,14 @@ from ..messages.types import Message, SystemMessage, SystemSubtype, TombstoneMes
 from ..messages.usage import Usage
 from ..session.timing import TimingEvent
 from ..session.transcript import TIMING_RECORD
+from .costs import (
+    CompactionCost,
+    CostBreakdown,
+    RequestFigures,
+    billed_requests,
+    compaction_cost,
+    tally,
+)
 
 SUBAGENTS_DIR = "subagents"
 MAIN_LANE = "main"
@@ -118,6 +126,8 @@ class Compaction:
     post_tokens: int | None = None
     before_request: int = 0
     """Index (in the lane's ok requests) of the first request after it."""
+    cost_usd: float = 0.0
+    """Its summary request(s): the `compact` usage records since the previous compaction."""
 
     @property
     def freed(self) -> int | None:
@@ -151,6 +161,8 @@ class SessionTimeline:
     metadata: dict[str, Any]
     lanes: tuple[Lane, ...]
     problems: tuple[str, ...] = ()
+    costs: CostBreakdown = field(default_factory=CostBreakdown)
+    """What caching saved and what each compaction cost and saved (`report.costs`)."""
 
     @property
     def main(self) -> Lane:
@@ -188,7 +200,28 @@ def read_timeline(path: Path | str) -> SessionTimeline:
             builder.feed(record)
     lanes = tuple(b.build() for b in builders.values())
     session_id = str(_first(records, "session_id") or path.stem)
-    return SessionTimeline(session_id, path, metadata, lanes, tuple(problems))
+    billed = tally(billed_requests(records))
+    costs = CostBreakdown(*billed, compactions=_compaction_costs(lanes[0]))
+    return SessionTimeline(session_id, path, metadata, lanes, tuple(problems), costs)
+
+
+def _compaction_costs(lane: Lane) -> tuple[CompactionCost, ...]:
+    """Each compaction of `lane` with the main requests it shrank (until the next one)."""
+    ok = [RequestFigures(r.model, r.usage) for r in lane.requests if r.outcome is RequestOutcome.OK]
+    starts = [c.before_request for c in lane.compactions]
+    found = []
+    for i, c in enumerate(lane.compactions):
+        end = starts[i + 1] if i + 1 < len(starts) else len(ok)
+        found.append(
+            compaction_cost(
+                t=c.t,
+                kind=str(c.kind),
+                cost_usd=c.cost_usd,
+                freed_tokens=c.freed,
+                after=ok[c.before_request : max(c.before_request, end)],
+            )
+        )
+    return tuple(found)
 
 
 # ---- reading ------------------------------------------------------------------------------
@@ -256,9 +289,11 @@ class _LaneBuilder:
     order: list[str] = field(default_factory=list)
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     events: list[TimelineEvent] = field(default_factory=list)
-    boundaries: list[tuple[float, str, int]] = field(default_factory=list)
+    boundaries: list[tuple[float, str, int, float]] = field(default_factory=list)
     usage_records: list[dict[str, Any]] = field(default_factory=list)
     side_cost_usd: float = 0.0
+    compact_cost_usd: float = 0.0
+    """Summary requests since the last compact boundary (its cost when it comes)."""
     has_timing: bool = False
 
     def feed(self, record: dict[str, Any]) -> None:
@@ -271,6 +306,8 @@ class _LaneBuilder:
         elif kind == "usage" and (record.get("purpose") or record.get("kind", "main") != "main"):
             # Compaction summaries, side calls, interrupted attempts: billed, not turns.
             self.side_cost_usd += float(record.get("cost_usd") or 0.0)
+            if record.get("kind") == "compact":
+                self.compact_cost_usd += float(record.get("cost_usd") or 0.0)
         elif kind == "usage":
             self.usage_records.append(record)
 
@@ -317,7 +354,8 @@ class _LaneBuilder:
             if message.subtype is SystemSubtype.COMPACT_BOUNDARY:
                 trigger = str(message.metadata.get("trigger") or "auto")
                 pre = int(message.metadata.get("pre_tokens") or 0)
-                self.boundaries.append((t, trigger, pre))
+                self.boundaries.append((t, trigger, pre, self.compact_cost_usd))
+                self.compact_cost_usd = 0.0
             elif message.subtype is SystemSubtype.MODEL_FALLBACK:
                 self.events.append(
                     TimelineEvent(t, EventKind.RECOVERY, "fallback", message.content)
@@ -421,15 +459,16 @@ def _tool_span(data: dict[str, Any]) -> ToolSpan:
 
 
 def _compactions(
-    boundaries: list[tuple[float, str, int]], requests: tuple[RequestSpan, ...]
+    boundaries: list[tuple[float, str, int, float]], requests: tuple[RequestSpan, ...]
 ) -> tuple[Compaction, ...]:
     ok = [r for r in requests if r.outcome is RequestOutcome.OK]
     found: list[Compaction] = []
-    for t, trigger, pre in boundaries:
+    for t, trigger, pre, cost in boundaries:
         after = next((i for i, r in enumerate(ok) if r.start >= t), None)
         post = ok[after].context_tokens if after is not None else None
         kind = _KINDS.get(trigger, CompactionKind.AUTO)
-        found.append(Compaction(t, kind, pre, post, after if after is not None else len(ok)))
+        index = after if after is not None else len(ok)
+        found.append(Compaction(t, kind, pre, post, index, cost))
     local = {c.before_request for c in found}
     for index in range(1, len(ok)):
         before, now = ok[index - 1].context_tokens, ok[index].context_tokens

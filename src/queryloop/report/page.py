@@ -11,6 +11,7 @@ import json
 from collections import Counter
 from typing import Any
 
+from .costs import caching_line, compaction_line
 from .figures import Figure, context_figure, timeline_figure, tokens_figure
 from .labels import LAYOUT_LABELS_JS
 from .model import EventKind, RequestOutcome, SessionTimeline, ToolSpan
@@ -108,6 +109,7 @@ def summary(timeline: SessionTimeline) -> dict[str, str]:
         f"{sum(r.usage.output_tokens for r in ok):,} output",
         "cache hit rate": f"{read / prompt:.1%}" if prompt else "n/a",
         "cost": _cost_line(sum(r.cost_usd for r in ok), sum(lane.side_cost_usd for lane in lanes)),
+        "caching saved": caching_line(timeline.costs),
         "tool calls": _tools_line(tools),
         "terminal reasons": _counts(terminals),
         "recovery events": _counts(recoveries),
@@ -142,8 +144,10 @@ def _counts(counter: Counter[str]) -> str:
 
 
 def _summary_table(timeline: SessionTimeline) -> str:
-    rows = "".join(
-        f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>"
-        for k, v in summary(timeline).items()
-    )
+    items = list(summary(timeline).items())
+    t0 = timeline.t0
+    items += [
+        (f"compaction at +{c.t - t0:.0f} s", compaction_line(c)) for c in timeline.costs.compactions
+    ]
+    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in items)
     return f'<table class="summary">{rows}</table>'
