@@ -104,7 +104,11 @@ def usages(folder: Path, home: Path) -> list[Usage]:
 
 def scenario(name: str, turns: int, file_kb: int, src: str | None) -> str:
     first_at, resume_at = SCENARIOS[name]
-    with tempfile.TemporaryDirectory() as tmp, MessagesServer(scripted(turns)) as server:
+    window = 1_000_000  # the model's: the session never meets "prompt is too long"
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        MessagesServer(scripted(turns), context_window=window) as server,
+    ):
         root = Path(tmp)
         folder, home = make_project(root, turns, file_kb), root / "home"
         run(folder, server.base_url, home, first_at, src, "-p", "Read every file.")
