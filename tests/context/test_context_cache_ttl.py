@@ -185,16 +185,27 @@ async def test_the_setting_and_the_option_choose_the_lifetime(tmp_path: Path) ->
     home.mkdir()
     (home / "settings.json").write_text(json.dumps({"cacheTtl": "1h"}))
     with MessagesServer([turn(text("one")), turn(text("two")), turn(text("three"))]) as server:
+        results = []
         for option in (None, "5m"):
             kw = {"cache_ttl": option} if option else {}
             async with Agent(
                 MODEL, base_url=server.base_url, cwd=tmp_path, home=home, **kw
             ) as agent:  # type: ignore[arg-type]
-                result = await agent.run("hello")
+                results.append(await agent.run("hello"))
         bodies = server.requests
     assert bodies[0]["system"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     assert bodies[1]["system"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert result.cost_usd > 0
+    # The run's cost bills the 1-hour writes at their price (2x input, not 1.25x).
+    hour, five = results[0].usage, results[1].usage
+    assert hour.cache_creation_1h_input_tokens == hour.cache_creation_input_tokens > 0
+    assert five.cache_creation_1h_input_tokens == 0
+    info = get_model_info(MODEL)
+    written = hour.cache_creation_input_tokens
+    assert results[0].cost_usd == pytest.approx(
+        (written * 2 * info.input_price + hour.output_tokens * info.output_price) / 1e6
+        + hour.cache_read_input_tokens * info.cache_read_price / 1e6
+        + hour.input_tokens * info.input_price / 1e6
+    )
 
 
 async def test_a_bad_setting_stops_the_run_and_an_untrusted_projects_is_ignored(
