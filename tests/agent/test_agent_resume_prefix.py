@@ -10,15 +10,7 @@ from typing import Any
 from agent_helpers import local_agent
 
 from queryloop import Agent
-from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
-
-
-def strip_markers(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: strip_markers(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip_markers(v) for v in value]
-    return value
+from queryloop.testing import MessagesServer, Turn, text, tool_use, turn, without_cache_control
 
 
 def model(body: dict[str, Any]) -> Turn:
@@ -52,6 +44,6 @@ async def test_a_compacted_session_resumes_onto_the_prefix_it_last_sent(tmp_path
         after = server.requests[len(server.requests) - 2]  # the resumed prompt's Read call
         assert all(v == [] for v in server.violations)
     assert after["tools"] == before["tools"] and after["system"] == before["system"]
-    sent = strip_markers(before["messages"])
+    sent = without_cache_control(before["messages"])
     assert "We listed the folder" in json.dumps(sent)  # the compacted history
-    assert strip_markers(after["messages"])[: len(sent)] == sent
+    assert without_cache_control(after["messages"])[: len(sent)] == sent

@@ -22,7 +22,7 @@ from cli_helpers import COMMAND, cli_env, project
 
 from queryloop.messages.usage import Usage
 from queryloop.session import latest_session
-from queryloop.testing import MessagesServer, text, tool_use, turn
+from queryloop.testing import MessagesServer, text, tool_use, turn, without_cache_control
 
 FAKETIME = shutil.which("faketime")
 needs_faketime = pytest.mark.skipif(
@@ -53,15 +53,6 @@ def usage_records(tmp_path: Path) -> list[Usage]:
     return [Usage.from_dict(r["usage"]) for r in records if r.get("record") == "usage"]
 
 
-def strip_markers(value: Any) -> Any:
-    """`value` without cache_control markers (they move forward every request)."""
-    if isinstance(value, dict):
-        return {k: strip_markers(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip_markers(v) for v in value]
-    return value
-
-
 def read_share(usage: Usage) -> float:
     return usage.cache_read_input_tokens / usage.total_input_tokens
 
@@ -83,8 +74,8 @@ def test_a_session_resumed_a_day_later_reads_its_prefix_from_the_cache(tmp_path:
     # first request after it: tools, system, and every message it sent.
     assert after["tools"] == before["tools"]
     assert after["system"] == before["system"]
-    sent = strip_markers(before["messages"])
-    assert strip_markers(after["messages"])[: len(sent)] == sent
+    sent = without_cache_control(before["messages"])
+    assert without_cache_control(after["messages"])[: len(sent)] == sent
     usages = usage_records(tmp_path)
     assert len(usages) == 2
     assert read_share(usages[1]) >= 0.95, usages[1]
@@ -119,8 +110,8 @@ def test_a_session_written_by_an_earlier_version_resumes_onto_its_cache(tmp_path
     # resumed request starts with every byte of the one before it.
     for before, after in itertools.pairwise(bodies):
         assert after["tools"] == before["tools"] and after["system"] == before["system"]
-        sent = strip_markers(before["messages"])
-        assert strip_markers(after["messages"])[: len(sent)] == sent
+        sent = without_cache_control(before["messages"])
+        assert without_cache_control(after["messages"])[: len(sent)] == sent
     usages = usage_records(tmp_path)
     assert [read_share(u) >= 0.95 for u in usages[1:]] == [True, True], usages
     assert "The date has changed" in json.dumps(bodies[1]["messages"][-1])
@@ -150,8 +141,8 @@ def test_memory_and_git_changes_are_told_at_the_end_of_a_resumed_session(
         before, after = server.requests
     assert after["tools"] == before["tools"] and after["system"] == before["system"]
     assert "Use make." in json.dumps(after["messages"][0])  # the first message is kept
-    sent = strip_markers(before["messages"])
-    assert strip_markers(after["messages"])[: len(sent)] == sent
+    sent = without_cache_control(before["messages"])
+    assert without_cache_control(after["messages"])[: len(sent)] == sent
     last = json.dumps(after["messages"][-1])
     assert "The date has changed" in last
     assert "Use ninja." in last and "have changed since the start" in last
@@ -220,8 +211,8 @@ def test_tools_listings_and_mcp_instructions_do_not_move_on_resume(tmp_path: Pat
     assert [t["name"] for t in before["tools"]][-1] == LOOKUP  # loaded by ToolSearch
     assert after["tools"] == before["tools"]
     assert after["system"] == before["system"]
-    sent = strip_markers(before["messages"])
-    assert strip_markers(after["messages"])[: len(sent)] == sent
+    sent = without_cache_control(before["messages"])
+    assert without_cache_control(after["messages"])[: len(sent)] == sent
     listed = json.dumps(sent)
     for words in (LOOKUP, "Keys are lower case.", "Ship the build to staging.", "reviewer"):
         assert words in listed  # each listing was told before the resume ...

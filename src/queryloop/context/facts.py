@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..messages.types import AssistantMessage, Attachment, Message
@@ -190,18 +191,23 @@ def render_environment_change(data: Mapping[str, Any]) -> str:
     )
 
 
-def _start(pick: Callable[[SessionFacts], str]) -> Callable[[AttachmentContext], str | None]:
-    return lambda ctx: pick(ctx.session_facts) if ctx.session_facts is not None else None
-
-
-def _now(pick: Callable[[SessionFacts], str]) -> Callable[[AttachmentContext], str | None]:
-    return lambda ctx: pick(ctx.current_facts) if ctx.current_facts is not None else None
-
-
 def _start_date(ctx: AttachmentContext) -> str | None:
     if ctx.initial_date is not None:
         return ctx.initial_date.isoformat()
     return ctx.session_facts.date if ctx.session_facts is not None else None
+
+
+def _taken_once(kind: AttachmentType, key: str, render: Callable[[Mapping[str, Any]], str]) -> Fact:
+    """A fact read when a process takes the session up: the `key` field of
+    `ctx.current_facts` against that of `ctx.session_facts`."""
+    pick = attrgetter(key)
+    return Fact(
+        kind,
+        key,
+        now=lambda ctx: pick(ctx.current_facts) if ctx.current_facts is not None else None,
+        start=lambda ctx: pick(ctx.session_facts) if ctx.session_facts is not None else None,
+        render=render,
+    )
 
 
 DATE = Fact(
@@ -214,30 +220,14 @@ DATE = Fact(
 )
 """Today's date: checked every turn (a session can run past midnight)."""
 
-MEMORY = Fact(
-    AttachmentType.MEMORY_CHANGE,
-    "memory",
-    now=_now(lambda f: f.memory),
-    start=_start(lambda f: f.memory),
-    render=render_memory_change,
-)
+MEMORY = _taken_once(AttachmentType.MEMORY_CHANGE, "memory", render_memory_change)
 """The memory files, as read when this process took up the session."""
 
-GIT_STATUS = Fact(
-    AttachmentType.GIT_STATUS_CHANGE,
-    "git_status",
-    now=_now(lambda f: f.git_status),
-    start=_start(lambda f: f.git_status),
-    render=render_git_status_change,
-)
+GIT_STATUS = _taken_once(AttachmentType.GIT_STATUS_CHANGE, "git_status", render_git_status_change)
 """The git snapshot, as taken when this process took up the session."""
 
-ENVIRONMENT = Fact(
-    AttachmentType.ENVIRONMENT_CHANGE,
-    "environment",
-    now=_now(lambda f: f.environment),
-    start=_start(lambda f: f.environment),
-    render=render_environment_change,
+ENVIRONMENT = _taken_once(
+    AttachmentType.ENVIRONMENT_CHANGE, "environment", render_environment_change
 )
 """Working folder, platform, OS version and model, as when this process took it up."""
 

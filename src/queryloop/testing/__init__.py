@@ -34,7 +34,7 @@ from .script import (
 )
 from .scripted import ScriptedProvider
 from .server import MessagesServer, RecordedRequest
-from .tokens import count_input_tokens, estimate_tokens
+from .tokens import count_input_tokens, estimate_tokens, without_cache_control
 
 __all__ = [
     "Fault",
@@ -62,4 +62,5 @@ __all__ = [
     "thinking",
     "tool_use",
     "turn",
+    "without_cache_control",
 ]

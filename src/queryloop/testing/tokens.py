@@ -87,6 +87,16 @@ def request_parts(body: Mapping[str, Any]) -> list[_Part]:
     return parts
 
 
+def without_cache_control(value: Any) -> Any:
+    """`value` (a request body or any part of one) with every `cache_control` marker removed:
+    markers move forward every request, so compare prefixes of requests without them."""
+    if isinstance(value, Mapping):
+        return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_control(v) for v in value]
+    return value
+
+
 def count_input_tokens(body: Mapping[str, Any]) -> int:
     """Every input token of a request, cached or not."""
     return sum(p.tokens for p in request_parts(body))
