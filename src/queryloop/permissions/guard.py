@@ -35,7 +35,9 @@ def bash_doubt(rules: RuleSet, command: str, ctx: ToolContext, mc: MatchContext)
     found = rules.doubt(command)
     if found is not None:
         rule, why = found
-        return Doubt(f"the rule {rule} (from {rule.source}) may apply: {why}", str(rule))
+        # An empty reason is a definite match (an ask rule that surely applies), not a doubt.
+        applies = f"may apply: {why}" if why else "applies"
+        return Doubt(f"the rule {rule} (from {rule.source}) {applies}", str(rule))
     file_rules = [r for r in rules.deny if r.tool in ("Read", "Edit") and r.content]
     if not file_rules:
         return None
