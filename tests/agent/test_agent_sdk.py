@@ -175,7 +175,8 @@ async def test_denials_survive_in_the_transcript_and_never_reach_the_api(tmp_pat
 
 def test_agent_kwargs_match_the_options_one_for_one() -> None:
     """`AgentKwargs` (what mypy and an IDE see) and `AgentOptions` (what the Agent keeps)
-    list the same names with the same types (cwd, home and mcp_config also take a str)."""
+    list the same names with the same types (cwd, home, mcp_config and add_dirs also take
+    strings)."""
 
     def written(annotation: Any) -> str:
         return getattr(annotation, "__forward_arg__", annotation)
@@ -185,6 +186,7 @@ def test_agent_kwargs_match_the_options_one_for_one() -> None:
     assert set(kwargs) == set(options) - {"model"}
     widened = {"cwd": "str | Path | None", "home": "str | Path | None"}
     widened["mcp_config"] = "str | Path | None"
+    widened["add_dirs"] = "Sequence[str | Path]"
     for name, hint in kwargs.items():
         assert hint == widened.get(name, options[name]), name
 

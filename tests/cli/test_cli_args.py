@@ -130,7 +130,7 @@ def test_sessions_and_trust_subcommands(tmp_path: Path) -> None:
 def test_the_options_are_declared_once() -> None:
     """Every Agent-level option of the command line is an `AgentOptions` field with the same
     name, type and default; `AgentKwargs` (the typed keywords of `Agent(...)`) names the same
-    fields with the same types (cwd, home and mcp_config also take a str); `agent_kwargs`
+    fields with the same types (cwd, home, mcp_config and add_dirs also take str); `agent_kwargs`
     passes on exactly the Agent-level ones; the flag's choices are the option's."""
     import dataclasses
     import typing
@@ -161,6 +161,7 @@ def test_the_options_are_declared_once() -> None:
     kwargs = {k: written(v) for k, v in AgentKwargs.__annotations__.items()}
     assert set(kwargs) == set(options) - {"model"}
     widened = dict.fromkeys(("cwd", "home", "mcp_config"), "str | Path | None")
+    widened["add_dirs"] = "Sequence[str | Path]"
     for name, hint in kwargs.items():
         assert hint == widened.get(name, written(options[name].type)), name
     flags = {a.dest for a in build_parser()._actions}

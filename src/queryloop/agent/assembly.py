@@ -240,7 +240,8 @@ def stored_facts(resumed: LoadedSession) -> SessionFacts | None:
 
 
 def build_workspace(options: AgentOptions, home: Path) -> Workspace:
-    """The folder's settings, trust and MCP servers (with the options' rules and file)."""
+    """The folder's settings, trust and MCP servers (with the options' rules, MCP servers
+    and folders)."""
     return load_workspace(
         options.cwd,
         user_home=home,
@@ -249,6 +250,8 @@ def build_workspace(options: AgentOptions, home: Path) -> Workspace:
         allowed_tools=options.allowed_tools,
         disallowed_tools=options.disallowed_tools,
         plugin_dirs=options.plugin_dirs,
+        mcp_servers=options.mcp_servers,
+        add_dirs=options.add_dirs,
     )
 
 

@@ -31,6 +31,7 @@ from ..messages.constructors import answer_unanswered, result_ids, tool_uses_of
 from ..messages.interruption import Interruption
 from ..messages.types import AssistantMessage, Message
 from ..messages.usage import Usage
+from ..permissions.modes import PermissionMode, parse_mode
 from ..providers.base import MessageComplete
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
 from ..tasks import TaskManager
@@ -190,6 +191,17 @@ class Agent:
         if self._runtime is not None:
             return self._runtime.permission.context.mode.value
         return str(self.options.permission_mode or "default")
+
+    async def set_permission_mode(self, mode: str | PermissionMode) -> None:
+        """Switch the permission mode (the REPL's mode switch), also while a prompt runs:
+        calls checked from now on, and subagents started from now on, use it.
+
+        Raises:
+            ConfigError: an unknown mode, or bypassPermissions where the settings disable it.
+        """
+        chosen = parse_mode(mode) if isinstance(mode, str) else mode
+        runtime = await self._ensure_runtime()
+        runtime.permission.context.set_mode(chosen)
 
     async def start(self) -> Agent:
         """Set up now (providers, MCP servers, session) instead of on the first prompt."""

@@ -101,6 +101,14 @@ class AgentOptions:
     plugin_dirs: Sequence[Path] = ()
     """Plugin folders in Claude Code's layout to load (`--plugin-dir`, docs/plugins.md),
     besides the plugins the settings' `enabledPlugins` name."""
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None = None
+    """MCP servers given in code: the `mcpServers` object of a `.mcp.json`
+    (`{"files": {"command": "python", "args": ["server.py"]}, "api": {"type": "http",
+    "url": ...}}`), over the files' servers of the same name. Checked like the files: a bad
+    entry stops the session before it starts."""
+    add_dirs: Sequence[Path] = ()
+    """Folders besides `cwd` the agent may work in (Claude Code's `--add-dir`; added to the
+    settings' `additionalDirectories`)."""
     session_id: str | None = None
     """The id of a new session (default: a fresh uuid)."""
     persist: bool = True
@@ -161,7 +169,8 @@ class AgentOptions:
 
 class AgentKwargs(TypedDict, total=False):
     """The keyword arguments of `Agent(...)`: every `AgentOptions` field but `model` (the
-    first positional argument), with `cwd`, `home` and `mcp_config` also taking a string.
+    first positional argument), with `cwd`, `home`, `mcp_config` and `add_dirs` also taking
+    strings.
     Each is documented on `AgentOptions`."""
 
     provider: ModelProvider | None
@@ -185,6 +194,8 @@ class AgentKwargs(TypedDict, total=False):
     cwd: str | Path | None
     mcp_config: str | Path | None
     plugin_dirs: Sequence[Path]
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None
+    add_dirs: Sequence[str | Path]
     session_id: str | None
     persist: bool
     home: str | Path | None
@@ -222,6 +233,9 @@ def make_options(model: str | None, kwargs: Mapping[str, Any]) -> AgentOptions:
         if values.get(name) is not None:
             values[name] = Path(values[name]).expanduser()
     values["plugin_dirs"] = tuple(Path(d).expanduser() for d in values.get("plugin_dirs", ()))
+    values["add_dirs"] = tuple(
+        (values["cwd"] / Path(d).expanduser()).resolve() for d in values.get("add_dirs", ())
+    )
     mode = values.get("permission_mode")
     if isinstance(mode, str):
         values["permission_mode"] = parse_mode(mode)

@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..permissions.rules import RuleSet
 from ..tools.mcp_server import McpServerConfig
 from .discovery import claude_home
-from .mcp import MCP_JSON, load_mcp_config
+from .mcp import MCP_JSON, load_mcp_config, parse_server
 from .plugins import PluginSet, load_plugins
 from .settings import Settings, SettingsProblem, load_settings, queryloop_home
 from .trust import TRUST_HINT, is_trusted
@@ -64,12 +64,17 @@ def load_workspace(
     allowed_tools: Sequence[str] = (),
     disallowed_tools: Sequence[str] = (),
     plugin_dirs: Sequence[Path] = (),
+    mcp_servers: Mapping[str, object] | None = None,
+    add_dirs: Sequence[Path] = (),
 ) -> Workspace:
     """The effective settings, MCP servers and notices for `cwd`, in one call.
 
     `trust_override`: True/False force trust for this run (the CLI's `--trust` records it with
     `trust_folder` too); None consults the recorded trusted folders. `mcp_config_files`,
-    `allowed_tools` and `disallowed_tools` come from the command line and are always applied.
+    `allowed_tools` and `disallowed_tools` come from the command line and are always applied;
+    so are the program's own `mcp_servers` (the `mcpServers` object of a `.mcp.json`, over
+    the files' servers of the same name) and `add_dirs` (added to the settings'
+    `additionalDirectories`).
 
     Fails closed: raises `SettingsError` (a `ConfigError`) when a settings file cannot be read
     or parsed, holds a value of the wrong type or a rule that does not parse, or when an
@@ -100,6 +105,12 @@ def load_workspace(
     plugins = load_plugins(plugin_dirs, settings.enabled_plugins, home=home, claude=claude_home())
     errors.extend(plugins.errors)
     servers.update(plugins.mcp_servers())
+    for name, raw in (mcp_servers or {}).items():
+        server, problem = parse_server(name, raw, source="Agent(mcp_servers=...)", base=cwd)
+        if server is not None:
+            servers[name] = server
+        if problem:
+            errors.append(problem)
     if errors:
         raise SettingsError(errors)
 
@@ -107,7 +118,14 @@ def load_workspace(
         allow=allowed_tools, deny=disallowed_tools, source="command line", root=cwd
     )
     hooks = settings.hooks.merged(plugins.hooks())
-    settings = replace(settings, rules=settings.rules.merged(cli_rules), hooks=hooks)
+    known = settings.additional_directories
+    dirs = (*known, *(d for d in add_dirs if d not in known))
+    settings = replace(
+        settings,
+        rules=settings.rules.merged(cli_rules),
+        hooks=hooks,
+        additional_directories=dirs,
+    )
     notices = [f"settings warning: {p}" for p in problems]
     notices.extend(f"plugin: {n}" for n in plugins.notices)
     if ignored:

@@ -54,6 +54,7 @@ from pydantic import BaseModel
 
 from ..errors import ConfigError
 from ..tools.base import (
+    CURRENT_TOOL_USE_ID,
     DenialSource,
     PermissionDecision,
     PreToolUseOutcome,
@@ -108,6 +109,8 @@ class PermissionRequest:
     agent_id: str | None = None
     """The subagent whose call it is (None on the main thread), as Claude Agent SDK's
     `ToolPermissionContext.agent_id`: a UI says who asks."""
+    tool_use_id: str | None = None
+    """The id of the tool_use asking (None where no call is running, as in a test)."""
 
 
 AskHandler: TypeAlias = Callable[[PermissionRequest], Awaitable[PermissionResult | bool]]
@@ -495,7 +498,14 @@ class PermissionChecker:
         call = _Call.of(tool, input, ctx, self.context)
         rule = _suggest_rule(tool.name, call, protected) if suggest else ""
         request = PermissionRequest(
-            tool.name, input, reason, rule, ctx.cwd, self.context.mode, ctx.agent_id
+            tool.name,
+            input,
+            reason,
+            rule,
+            ctx.cwd,
+            self.context.mode,
+            ctx.agent_id,
+            tool_use_id=CURRENT_TOOL_USE_ID.get() or None,
         )
         try:
             answer = await self._answer(request)

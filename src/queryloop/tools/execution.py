@@ -110,6 +110,9 @@ async def run_tool_call(
 ) -> AsyncIterator[Message]:
     """Run one tool_use block and yield its progress, its tool_result message and extras."""
     out = outcome if outcome is not None else CallOutcome()
+    # Each call runs in its own task, so this is the call's own id for its hooks, its
+    # permission request and its tool (`ToolContext` is shared by concurrent calls).
+    CURRENT_TOOL_USE_ID.set(block.id)
     tool = find_tool(tools, block.name)
     out.tool = tool
     extras: list[Message] = []
@@ -159,7 +162,6 @@ async def _call(
 ) -> AsyncIterator[Message | ToolResult]:
     """The tool's progress as messages, then its result (ToolError propagates)."""
     result: ToolResult | None = None
-    CURRENT_TOOL_USE_ID.set(block.id)
     stream = tool.call(parsed, ctx)
     try:
         async for item in stream:
