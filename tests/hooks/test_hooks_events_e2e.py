@@ -345,3 +345,20 @@ async def test_pre_compact_exit_2_skips_an_automatic_compaction(tmp_path: Path, 
     assert result.terminal is Terminal.COMPLETED
     assert len(provider.requests) == 1  # no summary was asked for: the history went as it was
     assert "batch 0" in json.dumps(provider.requests[0].messages)
+
+
+async def test_post_tool_use_sees_bash_output_in_claude_codes_fields(
+    tmp_path: Path, home: Path
+) -> None:
+    """A PostToolUse hook reads what the command printed (`stdout`, `stderr`), as Claude
+    Code's Bash `tool_response` has it, beside queryloop's `exit_code`."""
+    log = tmp_path / "post.jsonl"
+    script = [turn(tool_use("Bash", {"command": "echo CRITICAL; echo warn >&2"})), turn(text("ok"))]
+    hooks = {"PostToolUse": [recorder(log)]}
+    a = agent(tmp_path, home, script, hooks, permission_mode="bypassPermissions")
+    await a.run("go")
+    await a.aclose()
+    [post] = events(log)
+    response = post["tool_response"]
+    assert (response["stdout"], response["stderr"]) == ("CRITICAL", "warn")
+    assert response["interrupted"] is False and response["exit_code"] == 0

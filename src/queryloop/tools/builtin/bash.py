@@ -161,9 +161,11 @@ def is_failure(command: str, exit_code: int | None) -> bool:
 
 
 def _result(command: str, outcome: ShellOutcome, timeout_ms: int, note: str) -> ToolResult:
-    parts = [truncate_text(outcome.stdout.rstrip("\n"), MAX_OUTPUT_CHARS)]
+    stdout = truncate_text(outcome.stdout.rstrip("\n"), MAX_OUTPUT_CHARS)
+    stderr = truncate_text(outcome.stderr.rstrip("\n"), MAX_OUTPUT_CHARS)
+    parts = [stdout]
     if outcome.stderr.strip():
-        parts.append(truncate_text(outcome.stderr.rstrip("\n"), MAX_OUTPUT_CHARS))
+        parts.append(stderr)
     code = outcome.exit_code
     if outcome.timed_out:
         parts.append(f"Command timed out after {timeout_ms} ms and was killed")
@@ -175,5 +177,13 @@ def _result(command: str, outcome: ShellOutcome, timeout_ms: int, note: str) -> 
     return ToolResult(
         content=text,
         is_error=outcome.timed_out or is_failure(command, code),
-        data={"exit_code": code, "timed_out": outcome.timed_out},
+        # PostToolUse hooks read this as `tool_response`: Claude Code's Bash fields
+        # (stdout, stderr, interrupted) and queryloop's (exit_code, timed_out).
+        data={
+            "stdout": stdout,
+            "stderr": stderr,
+            "interrupted": outcome.timed_out,
+            "exit_code": code,
+            "timed_out": outcome.timed_out,
+        },
     )
