@@ -1,0 +1,236 @@
+"""`ClaudeAgentOptions` -> the `Agent` that honours them: every field decided here, once.
+
+A field either maps onto an Agent option (most do, one to one), is honoured by the
+conversation driving the Agent (`include_partial_messages`, `max_budget_usd`, `resume`,
+`continue_conversation`), or cannot be honoured: then a value other than its default is an
+`UnsupportedOptionError` naming it and saying why. `UNSUPPORTED` lists those;
+docs/claude-agent-sdk.md has the same table for people.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..agents.definitions import AgentDefinition as LoopAgentDefinition
+from ..tools.base import Tool
+from .callbacks import PermissionBridge, loop_hooks
+from .errors import UnsupportedOptionError
+from .options import AgentDefinition, ClaudeAgentOptions
+from .tools import server_tools
+
+_NO_CLI = "queryloop runs its loop in this process; there is no Claude Code CLI"
+UNSUPPORTED: Mapping[str, str] = {
+    "cli_path": _NO_CLI,
+    "extra_args": f"{_NO_CLI} to pass arguments to",
+    "max_buffer_size": f"{_NO_CLI} whose output is buffered",
+    "stderr": f"{_NO_CLI}, so there is no stderr to report; notices go to Agent.notices",
+    "debug_stderr": f"{_NO_CLI}, so there is no stderr to report",
+    "user": "queryloop does not tag sessions with a user",
+    "betas": "queryloop sends the beta headers a request needs itself",
+    "permission_prompt_tool_name": "use can_use_tool (an MCP tool cannot answer prompts)",
+    "settings": "settings files are read from their scopes (docs/settings.md)",
+    "strict_mcp_config": "the project's .mcp.json loads when the folder is trusted",
+    "include_hook_events": "hook runs are not reported as messages",
+    "forward_subagent_text": "subagents report only their final answer (docs/agents.md)",
+    "fork_session": "a resumed session continues under its own id",
+    "resume_session_at": "a resumed session is loaded whole",
+    "resume_drops_turn": "a resumed session is loaded whole",
+    "sandbox": "configure the Bash sandbox in the settings' `sandbox` key (docs/sandbox.md)",
+    "plugins": "plugins are found in their folders, not passed in code",
+    "effort": "queryloop does not send an effort level",
+    "output_format": "structured output is not supported; ask for JSON in the prompt",
+    "session_store": "transcripts are JSONL files under $QUERYLOOP_HOME",
+    "session_store_flush": "transcripts are JSONL files under $QUERYLOOP_HOME",
+    "load_timeout_ms": "transcripts are JSONL files under $QUERYLOOP_HOME",
+    "task_budget": "use max_budget_usd or max_turns",
+}
+"""Fields queryloop cannot honour, and why: set to anything but the default, they raise."""
+
+_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+_UNSUPPORTED_AGENT_FIELDS = ("skills", "memory", "mcpServers", "initialPrompt", "effort")
+
+
+@dataclass(frozen=True)
+class AgentPlan:
+    """How to make the Agent for a set of options: its model and keyword arguments, how it
+    starts (new, `resume`, `continue_conversation`), and what the conversation honours."""
+
+    model: str | None
+    kwargs: dict[str, Any]
+    resume: str | None = None
+    continue_latest: bool = False
+    include_partial_messages: bool = False
+    max_budget_usd: float | None = None
+    permission: PermissionBridge | None = None
+
+
+def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
+    """The Agent plan for `options`; raises `UnsupportedOptionError` for what cannot be
+    honoured, before anything starts."""
+    _refuse_unsupported(options)
+    if options.resume and options.continue_conversation:
+        raise UnsupportedOptionError(
+            "continue_conversation", "it cannot be combined with resume (give one of them)"
+        )
+    if options.session_id and (options.resume or options.continue_conversation):
+        raise UnsupportedOptionError(
+            "session_id", "a resumed or continued session keeps its own id"
+        )
+    cwd = Path(options.cwd).expanduser() if options.cwd is not None else Path.cwd()
+    tools, servers, mcp_file = _mcp(options.mcp_servers)
+    bridge = PermissionBridge(options.can_use_tool) if options.can_use_tool else None
+    kwargs: dict[str, Any] = {
+        "cwd": cwd,
+        "tools": tools,
+        "builtin_tools": _builtin_tools(options.tools),
+        "allowed_tools": list(options.allowed_tools),
+        "disallowed_tools": list(options.disallowed_tools),
+        "permission_mode": checked_mode(options.permission_mode),
+        "max_turns": options.max_turns,
+        "fallback_model": options.fallback_model,
+        "env": dict(options.env),
+        "add_dirs": list(options.add_dirs),
+        "mcp_servers": servers or None,
+        "mcp_config": mcp_file,
+        "can_use_tool": bridge,
+        "hooks": loop_hooks(options.hooks) if options.hooks else None,
+        "agents": [_agent(name, d) for name, d in (options.agents or {}).items()],
+        "thinking": _thinking(options),
+        "session_id": options.session_id,
+        **_system_prompt(options.system_prompt, cwd),
+    }
+    _check_setting_sources(options.setting_sources)
+    _check_skills(options.skills)
+    return AgentPlan(
+        model=options.model,
+        kwargs=kwargs,
+        resume=options.resume,
+        continue_latest=options.continue_conversation,
+        include_partial_messages=options.include_partial_messages,
+        max_budget_usd=options.max_budget_usd,
+        permission=bridge,
+    )
+
+
+def _refuse_unsupported(options: ClaudeAgentOptions) -> None:
+    defaults = ClaudeAgentOptions()
+    for name, why in UNSUPPORTED.items():
+        value = getattr(options, name)
+        default = sys.stderr if name == "debug_stderr" else getattr(defaults, name)
+        if value != default and value is not default:
+            raise UnsupportedOptionError(name, why)
+
+
+def checked_mode(mode: str | None) -> str | None:
+    """A permission mode queryloop has (None stays None: the settings' default)."""
+    if mode is None or mode in _MODES:
+        return mode
+    raise UnsupportedOptionError(
+        f"permission_mode={mode!r}",
+        f"queryloop's modes are {', '.join(_MODES)} (for dontAsk, set "
+        "permissions.denyInsteadOfPrompting in the settings)",
+    )
+
+
+def _builtin_tools(tools: object) -> bool | list[str]:
+    """`tools`: None or the claude_code preset = every built-in tool; a list = those."""
+    if tools is None:
+        return True
+    if isinstance(tools, Mapping):
+        if tools.get("type") == "preset" and tools.get("preset") == "claude_code":
+            return True
+        raise UnsupportedOptionError(f"tools={dict(tools)!r}", "the only preset is claude_code")
+    return [str(name) for name in tools]  # type: ignore[attr-defined]  # a list of names
+
+
+def _system_prompt(prompt: object, cwd: Path) -> dict[str, str | None]:
+    """None: no instructions of queryloop's (the SDK's default is an empty system prompt);
+    a string: that; the claude_code preset: queryloop's own, `append` after them; a file:
+    its text."""
+    if prompt is None:
+        return {"system_prompt": ""}
+    if isinstance(prompt, str):
+        return {"system_prompt": prompt}
+    if isinstance(prompt, Mapping) and prompt.get("type") == "preset":
+        if prompt.get("exclude_dynamic_sections"):
+            raise UnsupportedOptionError(
+                "system_prompt.exclude_dynamic_sections",
+                "the environment section stays in the system prompt (it is fixed for the "
+                "session, so the prompt cache is not affected)",
+            )
+        return {"system_prompt": None, "append_system_prompt": prompt.get("append")}
+    if isinstance(prompt, Mapping) and prompt.get("type") == "file":
+        path = Path(str(prompt.get("path"))).expanduser()
+        path = path if path.is_absolute() else cwd / path
+        return {"system_prompt": path.read_text(encoding="utf-8")}
+    raise UnsupportedOptionError(f"system_prompt={prompt!r}", "use a string, a preset or a file")
+
+
+def _mcp(
+    servers: object,
+) -> tuple[list[Tool], dict[str, dict[str, Any]], Path | None]:
+    """In-process servers become tools; the others go to the Agent as server configs; a
+    path is an MCP config file."""
+    if isinstance(servers, str | Path):
+        return [], {}, Path(servers).expanduser()
+    tools: list[Tool] = []
+    configs: dict[str, dict[str, Any]] = {}
+    for key, config in dict(servers or {}).items():  # type: ignore[call-overload]
+        if isinstance(config, Mapping) and config.get("type") == "sdk":
+            tools.extend(server_tools(key, dict(config)))
+        elif isinstance(config, Mapping) and config.get("type") == "sse":
+            raise UnsupportedOptionError(
+                f"mcp_servers[{key!r}]", "the SSE transport is not supported; use http"
+            )
+        else:
+            configs[key] = dict(config)
+    return tools, configs, None
+
+
+def _agent(name: str, definition: AgentDefinition) -> LoopAgentDefinition:
+    for field_name in _UNSUPPORTED_AGENT_FIELDS:
+        if getattr(definition, field_name) is not None:
+            raise UnsupportedOptionError(
+                f"agents[{name!r}].{field_name}", "subagents do not support it yet"
+            )
+    return LoopAgentDefinition(
+        name=name,
+        description=definition.description,
+        prompt=definition.prompt,
+        tools=tuple(definition.tools) if definition.tools is not None else None,
+        disallowed_tools=tuple(definition.disallowedTools or ()),
+        model=definition.model,
+        permission_mode=definition.permissionMode,
+        max_turns=definition.maxTurns,
+        background=bool(definition.background),
+    )
+
+
+def _thinking(options: ClaudeAgentOptions) -> dict[str, Any] | None:
+    """`thinking` as the API takes it; else the older `max_thinking_tokens` (0: off)."""
+    if options.thinking is not None:
+        return dict(options.thinking)
+    tokens = options.max_thinking_tokens
+    if tokens is None:
+        return None
+    if tokens == 0:
+        return {"type": "disabled"}
+    return {"type": "enabled", "budget_tokens": tokens}
+
+
+def _check_setting_sources(sources: Sequence[str] | None) -> None:
+    if sources is not None and sorted(set(sources)) != ["local", "project", "user"]:
+        raise UnsupportedOptionError(
+            f"setting_sources={sources!r}", "queryloop loads every settings scope"
+        )
+
+
+def _check_skills(skills: object) -> None:
+    if skills is not None and skills != "all":
+        raise UnsupportedOptionError(
+            f"skills={skills!r}", "every skill found is offered (None or 'all')"
+        )
