@@ -252,7 +252,6 @@ async def test_resume_and_continue_conversation_pick_up_the_session(
         (ClaudeAgentOptions(permission_mode="dontAsk"), "permission_mode='dontAsk'"),  # type: ignore[arg-type]
         (ClaudeAgentOptions(effort="high"), "effort"),
         (ClaudeAgentOptions(output_format={"type": "json_schema", "schema": {}}), "output_format"),
-        (ClaudeAgentOptions(setting_sources=["project"]), "setting_sources=['project']"),
         (ClaudeAgentOptions(resume="x", continue_conversation=True), "continue_conversation"),
         (
             ClaudeAgentOptions(mcp_servers={"old": {"type": "sse", "url": "http://x"}}),
@@ -270,3 +269,26 @@ async def test_an_option_queryloop_cannot_honour_is_an_error_naming_it(
     assert f"ClaudeAgentOptions.{named} is not supported" in str(caught.value)
     assert isinstance(caught.value, ValueError)
     assert sdk_server.requests == []  # refused before anything ran
+
+
+async def test_setting_sources_choose_the_files_read(
+    sdk_server: MessagesServer, tmp_path: Path
+) -> None:
+    """None reads every scope (the SDK's default); [] none (its isolation mode). The user's
+    command and memory file show whether the user's files were read."""
+    import os
+
+    home = Path(os.environ["QUERYLOOP_HOME"])
+    (home / "commands").mkdir(parents=True)
+    (home / "commands" / "greet.md").write_text("Say hello.\n")
+    (home / "QUERYLOOP.md").write_text("USER MEMORY: be brief.\n")
+    sdk_server.script([turn(text("a")), turn(text("b")), turn(text("c"))])
+
+    default = await collect("hi")
+    isolated = await collect("hi", ClaudeAgentOptions(setting_sources=[]))
+    user = await collect("hi", ClaudeAgentOptions(setting_sources=["user"]))
+
+    commands = [m[0].data["slash_commands"] for m in (default, isolated, user)]  # type: ignore[union-attr]
+    assert ["greet" in c for c in commands] == [True, False, True]
+    sent = [str(body["messages"]) for body in sdk_server.requests]
+    assert ["USER MEMORY" in s for s in sent] == [True, False, True]

@@ -20,6 +20,7 @@ from ..checkpoints import CheckpointingHooks, CheckpointStore, checkpoint_folder
 from ..compact import CompactConfig, CompactionPipeline
 from ..compact.policy import CachePrices, policy_named
 from ..compact.summarizer import provider_summarizer
+from ..config.discovery import SettingSources
 from ..config.memory import SessionContext
 from ..config.settings import managed_settings_path
 from ..config.workspace import Workspace, load_workspace
@@ -110,7 +111,9 @@ async def assemble(
     mcp = await mcp_launch.manager() if mcp_launch is not None else None
     exit_stack = build_exit_stack(mcp, model)
     plugins = workspace.plugins.plugins
-    skills = load_skills(options.cwd, home, trusted=workspace.trusted, plugins=plugins)
+    skills = load_skills(
+        options.cwd, home, trusted=workspace.trusted, plugins=plugins, sources=workspace.sources
+    )
     agents, agent_notices = plugin_agents(plugins)
     for notice in [
         *workspace.notices,
@@ -132,18 +135,21 @@ async def assemble(
     permission_context = build_permission_context(options, workspace, home, sandbox)
     hooks = build_hooks(options, workspace, session, permission_context, notices, model, telemetry)
     permission = build_permission(options, permission_context, hooks)
-    facts, current_facts = build_facts(SessionContext(options.cwd, user_home=home), model, resumed)
+    context = SessionContext(options.cwd, user_home=home, sources=workspace.sources)
+    facts, current_facts = build_facts(context, model, resumed)
     limits = build_output_limits(options, model.info)
     thread_options = build_thread_options(
         options, model.name, tools, facts, limits,
         cache_ttl=build_cache_ttl(options, workspace),
         last_request_at=resumed.last_request_at if resumed is not None else None,
+        nested_memory=workspace.sources.project,
     )  # fmt: skip
     subagents = build_subagents(
         thread_options, session, provider=model.provider, permission=permission, hooks=hooks,
         tasks=tasks, session_dir=session_dir, cwd=options.cwd, home=home,
         trusted=workspace.trusted, agents=[*agents, *options.agents],
         max_depth=options.max_subagent_depth, notify=notices.add, telemetry=telemetry,
+        sources=workspace.sources,
     )  # fmt: skip
     tool_context = build_tool_context(
         options, workspace, session_dir, skills, observers(timing, trace) or timing, tasks,
@@ -167,6 +173,7 @@ async def assemble(
         builder, compactor, tool_context, tools, skills, subagents,
         prompt_queue=prompt_queue if prompt_queue is not None else PromptQueue(), mcp=mcp,
         hooks=hooks, facts=facts, current_facts=current_facts,
+        nested_memory=workspace.sources.project,
     )  # fmt: skip
     params = main.query_params(
         tool_hooks=CheckpointingHooks(hooks, checkpoints),  # Write/Edit/MultiEdit snapshots
@@ -252,6 +259,7 @@ def build_workspace(options: AgentOptions, home: Path) -> Workspace:
         plugin_dirs=options.plugin_dirs,
         mcp_servers=options.mcp_servers,
         add_dirs=options.add_dirs,
+        sources=SettingSources.of(options.setting_sources),
     )
 
 
@@ -537,6 +545,7 @@ def build_thread_options(
     *,
     cache_ttl: CacheTtlSetting = "5m",
     last_request_at: float | None = None,
+    nested_memory: bool = True,
 ) -> ThreadOptions:
     """The main thread's options (a subagent's: `agents.runner.child_options`): the
     environment and the user context are the session's facts (`build_facts`); its cache
@@ -552,6 +561,7 @@ def build_thread_options(
         thinking=options.thinking,
         cache_ttl=cache_ttl,
         last_request_at=last_request_at,
+        nested_memory=nested_memory,
     )
 
 

@@ -43,6 +43,8 @@ class SessionAttachments:
     """What the session's prefix was built from (`context.facts`)."""
     current_facts: SessionFacts | None = None
     """The same facts as this process found them: a difference is told by a fact delta."""
+    nested_memory: bool = True
+    """Whether subfolders' memory files are announced (the project's files are read)."""
 
     async def prompt(
         self, prompt: str, earlier: Sequence[Message], new: Sequence[Message]
@@ -89,6 +91,7 @@ class SessionAttachments:
             skills=self.skills.listing(),
             session_facts=self.facts,
             current_facts=self.current_facts,
+            nested_memory=self.nested_memory,
         )
 
     async def _read_resource(self, server: str, uri: str) -> str:

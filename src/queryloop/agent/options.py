@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from ..agents.definitions import AgentDefinition
 from ..agents.host import DEFAULT_MAX_DEPTH
 from ..compact.policy import CompactionName
+from ..config.discovery import SettingSources
 from ..errors import ConfigError
 from ..hooks.config import HookCallable, HookMatcher
 from ..hooks.types import HookStatus, StopHook
@@ -109,6 +110,11 @@ class AgentOptions:
     add_dirs: Sequence[Path] = ()
     """Folders besides `cwd` the agent may work in (Claude Code's `--add-dir`; added to the
     settings' `additionalDirectories`)."""
+    setting_sources: Sequence[str] | None = None
+    """Which files to read, Claude Code's `--setting-sources`: any of "user" (the user's
+    settings, memory, agents, skills, commands), "project" (the project's) and "local"
+    (`settings.local.json`); None: all; []: none of them. Managed settings are always read;
+    a project's files still need a trusted folder."""
     session_id: str | None = None
     """The id of a new session (default: a fresh uuid)."""
     persist: bool = True
@@ -196,6 +202,7 @@ class AgentKwargs(TypedDict, total=False):
     plugin_dirs: Sequence[Path]
     mcp_servers: Mapping[str, Mapping[str, Any]] | None
     add_dirs: Sequence[str | Path]
+    setting_sources: Sequence[str] | None
     session_id: str | None
     persist: bool
     home: str | Path | None
@@ -233,6 +240,10 @@ def make_options(model: str | None, kwargs: Mapping[str, Any]) -> AgentOptions:
         if values.get(name) is not None:
             values[name] = Path(values[name]).expanduser()
     values["plugin_dirs"] = tuple(Path(d).expanduser() for d in values.get("plugin_dirs", ()))
+    try:
+        SettingSources.of(values.get("setting_sources"))
+    except ValueError as exc:
+        raise ConfigError(f"setting_sources: {exc}") from None
     values["add_dirs"] = tuple(
         (values["cwd"] / Path(d).expanduser()).resolve() for d in values.get("add_dirs", ())
     )

@@ -17,6 +17,7 @@ from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..compact import CompactionPipeline
 from ..compact.autocompact import CompactionError, CompactionResult, Summarize
 from ..compact.tokens import last_usage_index
+from ..config.discovery import SettingSources
 from ..config.memory import discover_memory_files
 from ..context import RequestBuilder
 from ..context.facts import SessionFacts
@@ -222,7 +223,8 @@ class Runtime:
         source = source or ("resume" if resumed else "startup")
         outcome = await self.hooks.session_start(source, self.model)
         if self.hooks.has_hooks(HookEvent.INSTRUCTIONS_LOADED):
-            found = discover_memory_files(self.options.cwd, user_home=self.home)
+            sources = SettingSources.of(self.options.setting_sources)
+            found = discover_memory_files(self.options.cwd, user_home=self.home, sources=sources)
             await memory_loaded(self.hooks, [(m.path, m.level) for m in found], "session_start")
         if resumed:  # after a crash: which subagents were cut off, and how to resume them
             folder = self.params.tool_context.session_dir

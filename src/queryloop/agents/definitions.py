@@ -31,7 +31,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ..config.discovery import FileScope, FoundFile, agent_files
+from ..config.discovery import FileScope, FoundFile, SettingSources, agent_files
 from ..errors import ConfigError
 
 GENERAL_PURPOSE = "general-purpose"
@@ -227,20 +227,23 @@ def load_agents(
     trusted: bool,
     extra: Sequence[AgentDefinition] = (),
     include_builtin: bool = True,
+    sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
 ) -> LoadedAgents:
-    """Built-in, user, project (when `trusted`) and `extra` definitions, later ones winning."""
+    """Built-in, user, project (when `trusted`) and `extra` definitions, later ones winning;
+    agent files only of the scopes `sources` reads."""
     by_name: dict[str, AgentDefinition] = {}
     if include_builtin:
         by_name[GENERAL_PURPOSE] = GENERAL_PURPOSE_AGENT
     found = agent_files(cwd, user_home=user_home, trusted=trusted)
     read: list[AgentDefinition] = []
     notices: list[str] = []
-    for file in found.files:
+    for file in sources.keep(found.files):
         definition, problems = read_agent_file(file)
         notices.extend(problems)
         if definition is not None:
             read.append(definition)
-    notices.extend(found.notices)
+    if sources.project:  # the notices are about the project's files
+        notices.extend(found.notices)
     for definition in [*read, *extra]:
         by_name[definition.name] = definition
     return LoadedAgents(tuple(by_name.values()), tuple(notices))
@@ -259,10 +262,12 @@ class AgentCatalog:
         trusted: bool,
         extra: Sequence[AgentDefinition] = (),
         on_notice: Callable[[str], None] | None = None,
+        sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
     ) -> None:
         self.cwd = cwd
         self.user_home = user_home
         self.trusted = trusted
+        self.sources = sources
         self.extra = tuple(extra)
         self.on_notice = on_notice
         self._told: set[str] = set()
@@ -272,7 +277,11 @@ class AgentCatalog:
     def refresh(self) -> LoadedAgents:
         """Read the definitions again; new notices go to `on_notice`."""
         loaded = load_agents(
-            self.cwd, user_home=self.user_home, trusted=self.trusted, extra=self.extra
+            self.cwd,
+            user_home=self.user_home,
+            trusted=self.trusted,
+            extra=self.extra,
+            sources=self.sources,
         )
         for notice in loaded.notices:
             if notice not in self._told:

@@ -191,6 +191,7 @@ def child_options(
         thinking=host.thinking,
         parent_schemas=host.schemas,
         cache_ttl=host.main.cache_ttl,
+        nested_memory=host.main.nested_memory,
     )
 
 
@@ -316,6 +317,7 @@ class SubagentRun:
             agent_types=self.host.agents.listing if nests else {},
             task_notifications=tasks.drain_notifications(self.agent_id) if tasks else (),
             is_main_thread=False,
+            nested_memory=self.host.main.nested_memory,
         )
 
     async def _turn_attachments(self, messages: Sequence[Message], ctx: ToolContext) -> list[Any]:

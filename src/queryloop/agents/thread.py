@@ -78,6 +78,9 @@ class ThreadOptions:
     measures its own gaps for "auto"."""
     last_request_at: float | None = None
     """When the thread's previous request started (a resumed session's last one), for "auto"."""
+    nested_memory: bool = True
+    """Announce subfolders' memory files as the thread touches them (off when the session
+    reads no project files)."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..config.discovery import SettingSources
 from ..context.system_prompt import build_dynamic_suffix
 from ..messages.blocks import ToolResultBlock
 from ..messages.constructors import meta_user_message, text_of, tool_uses_of
@@ -75,11 +76,14 @@ def build_subagents(
     max_depth: int = DEFAULT_MAX_DEPTH,
     notify: Callable[[str], None],
     telemetry: Telemetry | None = None,
+    sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
 ) -> SubagentParts:
     """The session's subagents and background tasks (see the module docstring), inheriting
     from the `main` thread's options, checker and hooks; `provider` is the session's,
     unmetered; the main thread's tool context is then built with `host` and `tasks`."""
-    catalog = AgentCatalog(cwd, user_home=home, trusted=trusted, extra=agents, on_notice=notify)
+    catalog = AgentCatalog(
+        cwd, user_home=home, trusted=trusted, extra=agents, on_notice=notify, sources=sources
+    )
     # Every subagent request is metered into the session once, as a side request (it adds to
     # the cost and the billed requests, not to the parent's turns).
     side = session.metered(provider, RequestKind.SIDE, purpose=SUBAGENT_PURPOSE)

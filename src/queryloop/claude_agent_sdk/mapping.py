@@ -10,7 +10,7 @@ docs/claude-agent-sdk.md has the same table for people.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,9 +101,9 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         "agents": [_agent(name, d) for name, d in (options.agents or {}).items()],
         "thinking": _thinking(options),
         "session_id": options.session_id,
+        "setting_sources": options.setting_sources,
         **_system_prompt(options.system_prompt, cwd),
     }
-    _check_setting_sources(options.setting_sources)
     _check_skills(options.skills)
     return AgentPlan(
         model=options.model,
@@ -220,13 +220,6 @@ def _thinking(options: ClaudeAgentOptions) -> dict[str, Any] | None:
     if tokens == 0:
         return {"type": "disabled"}
     return {"type": "enabled", "budget_tokens": tokens}
-
-
-def _check_setting_sources(sources: Sequence[str] | None) -> None:
-    if sources is not None and sorted(set(sources)) != ["local", "project", "user"]:
-        raise UnsupportedOptionError(
-            f"setting_sources={sources!r}", "queryloop loads every settings scope"
-        )
 
 
 def _check_skills(skills: object) -> None:

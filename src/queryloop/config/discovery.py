@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 PROJECT_DIR = ".queryloop"
 """The project's own folder of queryloop files (settings, agents, skills) inside `cwd`."""
@@ -36,6 +37,50 @@ class FileScope(StrEnum):
     USER = "user"
     PROJECT = "project"
     PLUGIN = "plugin"
+
+
+class _HasScope(Protocol):
+    @property
+    def scope(self) -> FileScope: ...
+
+
+_Scoped = TypeVar("_Scoped", bound=_HasScope)
+
+
+@dataclass(frozen=True, slots=True)
+class SettingSources:
+    """Which of the user's and the project's files a session reads: Claude Code's
+    `--setting-sources` (the Claude Agent SDK's `setting_sources`). `user`: the user's
+    settings file, memory, agents, skills and commands; `project`: the project's settings,
+    memory (at start and in subfolders later), agents, skills and commands; `local`: the
+    project's `settings.local.json`. All by default; the managed settings are always read,
+    and a project's files still count only in a trusted folder."""
+
+    user: bool = True
+    project: bool = True
+    local: bool = True
+
+    @classmethod
+    def of(cls, names: Iterable[str] | None) -> SettingSources:
+        """The sources named (None: all); an unknown name is a ValueError."""
+        if names is None:
+            return cls()
+        chosen = set(names)
+        unknown = sorted(chosen - {"user", "project", "local"})
+        if unknown:
+            raise ValueError(
+                f"unknown setting source(s) {', '.join(unknown)}; use user, project, local"
+            )
+        return cls("user" in chosen, "project" in chosen, "local" in chosen)
+
+    def reads(self, scope: str) -> bool:
+        """Whether files of this scope (`user`, `project`, `local`; anything else, such
+        as `managed`: always) are read."""
+        return {"user": self.user, "project": self.project, "local": self.local}.get(scope, True)
+
+    def keep(self, found: Iterable[_Scoped]) -> list[_Scoped]:
+        """The found files whose scope is read."""
+        return [f for f in found if self.reads(f.scope.value)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,23 +25,38 @@ from ..context.user_context import (
     read_memory_file,
     render_memory,
 )
+from .discovery import SettingSources
 
 
-def get_user_context(cwd: Path, *, user_home: Path, today: date | None = None) -> dict[str, str]:
+def get_user_context(
+    cwd: Path,
+    *,
+    user_home: Path,
+    today: date | None = None,
+    sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
+) -> dict[str, str]:
     """`{"queryloopMd": ..., "currentDate": ...}` for `cwd`; the memory key is absent without
     files (`discover_memory_files`, rendered by `context.user_context.build_user_context`)."""
-    return build_user_context(discover_memory_files(cwd, user_home=user_home), today=today)
+    found = discover_memory_files(cwd, user_home=user_home, sources=sources)
+    return build_user_context(found, today=today)
 
 
-def discover_memory_files(cwd: Path, *, user_home: Path) -> list[MemoryFile]:
-    """The memory files of a session at `cwd`, read, in the order they are rendered."""
+def discover_memory_files(
+    cwd: Path,
+    *,
+    user_home: Path,
+    sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
+) -> list[MemoryFile]:
+    """The memory files of a session at `cwd`, read, in the order they are rendered: the
+    user's (if `sources.user`), then the project's folders' (if `sources.project`)."""
     found: list[MemoryFile] = []
     seen: set[Path] = set()
-    user_file = user_home / MEMORY_FILE_NAMES[0]
-    _add(found, seen, user_file, "user")
-    for folder in reversed(memory_folders(cwd)):
-        for name in MEMORY_FILE_NAMES:
-            _add(found, seen, folder / name, "project")
+    if sources.user:
+        _add(found, seen, user_home / MEMORY_FILE_NAMES[0], "user")
+    if sources.project:
+        for folder in reversed(memory_folders(cwd)):
+            for name in MEMORY_FILE_NAMES:
+                _add(found, seen, folder / name, "project")
     return found
 
 
@@ -84,9 +99,11 @@ class SessionContext:
         user_home: Path,
         today: date | None = None,
         git_timeout: float = GIT_TIMEOUT_SECONDS,
+        sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
     ) -> None:
         self.cwd = cwd
         self.user_home = user_home
+        self.sources = sources
         self._today = today
         self._git_timeout = git_timeout
         self._system: dict[str, str] | None = None
@@ -101,14 +118,17 @@ class SessionContext:
     def user_context(self) -> dict[str, str]:
         """Project memory and today's date (`get_user_context`), read once."""
         if self._user is None:
-            self._user = get_user_context(self.cwd, user_home=self.user_home, today=self._today)
+            self._user = get_user_context(
+                self.cwd, user_home=self.user_home, today=self._today, sources=self.sources
+            )
         return dict(self._user)
 
     def facts(self, model: str) -> SessionFacts:
         """The session facts as they are now (`context.facts`): today's date, the memory
         section, the environment section for `model` and the git snapshot."""
         today = self._today or date.today()
-        memory = render_memory(discover_memory_files(self.cwd, user_home=self.user_home))
+        found = discover_memory_files(self.cwd, user_home=self.user_home, sources=self.sources)
+        memory = render_memory(found)
         return SessionFacts(
             date=today.isoformat(),
             memory=memory,

@@ -33,7 +33,7 @@ from ..errors import ConfigError
 from ..hooks import HooksConfig, parse_hooks
 from ..permissions.modes import PermissionMode, parse_mode
 from ..permissions.rules import PermissionRule, RuleBehavior, RuleSet
-from .discovery import PROJECT_DIR
+from .discovery import PROJECT_DIR, SettingSources
 from .plugins import EnabledPlugin, EnabledPluginsMerger
 from .sandbox import SandboxMerger, SandboxSettings
 
@@ -220,14 +220,24 @@ def read_settings_file(path: Path) -> tuple[dict[str, Any] | None, SettingsProbl
     return data, None
 
 
-def load_settings(cwd: Path, *, user_home: Path | None = None, trusted: bool) -> Settings:
+def load_settings(
+    cwd: Path,
+    *,
+    user_home: Path | None = None,
+    trusted: bool,
+    sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
+) -> Settings:
     """Read and merge the user, project and local settings for `cwd`.
 
     `user_home` is the queryloop home folder (default `$QUERYLOOP_HOME` or `~/.queryloop`).
     When `trusted` is False the project and local files contribute only deny rules and `model`.
+    A scope `sources` leaves out is not read at all (its deny rules do not apply either, as
+    with Claude Code's `--setting-sources`); the managed settings always are.
     """
     merger = _Merger(cwd)
     for scope, path in settings_paths(cwd, user_home):
+        if not sources.reads(scope.value):
+            continue
         data, problem = read_settings_file(path)
         if problem is not None:
             merger.problems.append(problem)

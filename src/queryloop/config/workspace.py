@@ -17,7 +17,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..permissions.rules import RuleSet
 from ..tools.mcp_server import McpServerConfig
-from .discovery import claude_home
+from .discovery import SettingSources, claude_home
 from .mcp import MCP_JSON, load_mcp_config, parse_server
 from .plugins import PluginSet, load_plugins
 from .settings import Settings, SettingsProblem, load_settings, queryloop_home
@@ -53,6 +53,9 @@ class Workspace:
     plugins: PluginSet = field(default_factory=PluginSet)
     """The plugins loaded (their hooks and MCP servers are already in `settings` and
     `mcp_servers`; skills, commands, agents and `bin/` are read from here)."""
+    sources: SettingSources = field(default_factory=SettingSources)
+    """Which scopes' files the session reads (settings here; memory, agents, skills and
+    commands by the parts that find them)."""
 
 
 def load_workspace(
@@ -66,6 +69,7 @@ def load_workspace(
     plugin_dirs: Sequence[Path] = (),
     mcp_servers: Mapping[str, object] | None = None,
     add_dirs: Sequence[Path] = (),
+    sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
 ) -> Workspace:
     """The effective settings, MCP servers and notices for `cwd`, in one call.
 
@@ -74,7 +78,7 @@ def load_workspace(
     `allowed_tools` and `disallowed_tools` come from the command line and are always applied;
     so are the program's own `mcp_servers` (the `mcpServers` object of a `.mcp.json`, over
     the files' servers of the same name) and `add_dirs` (added to the settings'
-    `additionalDirectories`).
+    `additionalDirectories`). `sources` picks the settings scopes read (all by default).
 
     Fails closed: raises `SettingsError` (a `ConfigError`) when a settings file cannot be read
     or parsed, holds a value of the wrong type or a rule that does not parse, or when an
@@ -83,7 +87,7 @@ def load_workspace(
     """
     home = user_home or queryloop_home()
     trusted = is_trusted(cwd, home) if trust_override is None else trust_override
-    settings = load_settings(cwd, user_home=home, trusted=trusted)
+    settings = load_settings(cwd, user_home=home, trusted=trusted, sources=sources)
     problems: list[SettingsProblem | str] = list(settings.problems)
     ignored = list(settings.ignored)
 
@@ -133,4 +137,6 @@ def load_workspace(
             f"{cwd} is not a trusted folder, so its project settings were ignored (deny rules "
             f"still apply); {TRUST_HINT}. Ignored:\n  " + "\n  ".join(ignored)
         )
-    return Workspace(cwd, trusted, settings, servers, tuple(notices), tuple(problems), plugins)
+    return Workspace(
+        cwd, trusted, settings, servers, tuple(notices), tuple(problems), plugins, sources
+    )

@@ -72,6 +72,9 @@ class AttachmentContext:
     """Warn the model about context use once `used_tokens` reaches this many tokens."""
     is_main_thread: bool = True
     """False for sub-agents: phase three (main-thread-only providers) is skipped."""
+    nested_memory: bool = True
+    """Announce memory files in the subfolders the agent touches (False when the session
+    reads no project files, `config.discovery.SettingSources.project`)."""
     mcp_resource_resolver: McpResourceResolver | None = None
     diagnostics: DiagnosticsSource | None = None
     todo_reminder_turns: int = DEFAULT_TODO_REMINDER_TURNS

@@ -42,6 +42,7 @@ from ..config.discovery import (
     SKILL_FILE,
     FileScope,
     FoundCommand,
+    SettingSources,
     claude_home,
     command_files,
     commands_in,
@@ -149,17 +150,19 @@ def load_skills(
     trusted: bool,
     claude: Path | None = None,
     plugins: Sequence[Plugin] = (),
+    sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
 ) -> SkillSet:
     """Every usable skill and command in the user's and (if trusted) the project's folders,
-    then the plugins' (named `<plugin>:<name>`).
+    of the scopes `sources` reads, then the plugins' (named `<plugin>:<name>`).
 
     Order decides a name taken twice: the user's before the project's, and at one scope a
     skill before a command (Claude Code's rule)."""
     claude = claude or claude_home()
     found: dict[str, Skill] = {}
     problems: list[SkillProblem] = []
-    user_commands, project_commands = _by_scope(command_files(cwd, home, claude, trusted=trusted))
-    skills = skill_files(cwd, home, trusted=trusted)
+    commands = sources.keep(command_files(cwd, home, claude, trusted=trusted))
+    user_commands, project_commands = _by_scope(commands)
+    skills = sources.keep(skill_files(cwd, home, trusted=trusted))
     ordered: list[_Candidate] = [
         *(_Candidate(f.path, f.scope) for f in skills if f.scope is FileScope.USER),
         *(_Candidate(c.path, c.scope, c.name) for c in user_commands),
@@ -291,7 +294,7 @@ def _safe_load(text: str) -> Any:
 
 
 def _by_scope(
-    commands: tuple[FoundCommand, ...],
+    commands: Sequence[FoundCommand],
 ) -> tuple[list[FoundCommand], list[FoundCommand]]:
     user = [c for c in commands if c.scope is FileScope.USER]
     return user, [c for c in commands if c.scope is not FileScope.USER]

@@ -58,7 +58,10 @@ async def nested_memory(
 
     Touched paths: the @-mentions of this turn (`triggers`) and the path inputs of the tool
     calls made since the user's last prompt. Memory at `cwd` and above is in the user context.
+    None when the session reads no project files (`ctx.nested_memory` off).
     """
+    if not ctx.nested_memory:
+        return []
     announced = {
         str(m.attachment.data.get("path"))
         for m in _attachments(messages, AttachmentType.NESTED_MEMORY)
