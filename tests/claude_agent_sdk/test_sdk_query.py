@@ -292,3 +292,49 @@ async def test_setting_sources_choose_the_files_read(
     assert ["greet" in c for c in commands] == [True, False, True]
     sent = [str(body["messages"]) for body in sdk_server.requests]
     assert ["USER MEMORY" in s for s in sent] == [True, False, True]
+
+
+async def test_max_budget_usd_stops_the_run_once_the_cost_reaches_it(
+    sdk_server: MessagesServer, tmp_path: Path
+) -> None:
+    """Checked after each model response: the first one already costs more than the budget,
+    so its tool call does not lead to another request."""
+    (tmp_path / "README.md").write_text("# readme\n")
+    sdk_server.script([turn(tool_use("Read", {"file_path": "README.md"})), turn(text("never"))])
+    seen: list[Message] = []
+
+    with pytest.raises(ResultError) as caught:
+        async for message in query(
+            prompt="Summarize README.md", options=ClaudeAgentOptions(max_budget_usd=0.0001)
+        ):
+            seen.append(message)
+
+    result = seen[-1]
+    assert isinstance(result, ResultMessage) and result.subtype == "error_max_budget_usd"
+    assert result.total_cost_usd is not None and result.total_cost_usd >= 0.0001
+    assert caught.value.subtype == "error_max_budget_usd"
+    assert len(sdk_server.requests) == 1
+
+
+async def test_env_and_add_dirs_reach_the_tools(sdk_server: MessagesServer, tmp_path: Path) -> None:
+    shared = tmp_path.parent / f"{tmp_path.name}-shared"
+    shared.mkdir()
+    (shared / "spec.md").write_text("the shared spec\n")
+    sdk_server.script(
+        [
+            turn(
+                tool_use("Bash", {"command": "echo $GREETING"}),
+                tool_use("Read", {"file_path": str(shared / "spec.md")}),
+            ),
+            turn(text("ok")),
+        ]
+    )
+    options = ClaudeAgentOptions(
+        env={"GREETING": "hello from env"}, add_dirs=[shared], allowed_tools=["Bash(echo:*)"]
+    )
+
+    messages = await collect("greet and read", options)
+
+    results = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
+    contents = [str(b.content) for b in results if isinstance(b, ToolResultBlock)]
+    assert "hello from env" in contents[0] and "the shared spec" in contents[1]
