@@ -208,3 +208,29 @@ async def test_a_failing_model_call_reaches_the_reader(sdk_server: MessagesServe
     assert isinstance(result, ResultMessage) and result.is_error
     assert result.terminal_reason == "model_error" and result.subtype == "success"
     assert result.result is not None and "bad request" in result.result
+
+
+async def test_background_tasks_are_reported_and_stop_task_stops_one(
+    sdk_server: MessagesServer,
+) -> None:
+    from queryloop.claude_agent_sdk import TaskNotificationMessage, TaskStartedMessage
+
+    sdk_server.script(
+        [
+            turn(tool_use("Bash", {"command": "sleep 60", "run_in_background": True})),
+            turn(text("Started it.")),
+            turn(text("Stopped.")),
+        ]
+    )
+    async with ClaudeSDKClient(ClaudeAgentOptions(allowed_tools=["Bash"])) as client:
+        await client.query("start a long job")
+        first = await response(client)
+        [started] = [m for m in first if isinstance(m, TaskStartedMessage)]
+        await client.stop_task(started.task_id)
+        await client.query("is it done?")
+        second = await response(client)
+
+    assert started.subtype == "task_started" and started.task_type == "local_bash"
+    assert started.tool_use_id and started.data["task_id"] == started.task_id
+    [ended] = [m for m in second if isinstance(m, TaskNotificationMessage)]
+    assert (ended.task_id, ended.status) == (started.task_id, "stopped")

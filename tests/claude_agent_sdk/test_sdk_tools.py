@@ -12,6 +12,7 @@ import pytest
 from queryloop.claude_agent_sdk import (
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    ClaudeSDKError,
     ResultMessage,
     ToolAnnotations,
     ToolResultBlock,
@@ -214,7 +215,10 @@ async def test_in_process_and_stdio_servers_together(sdk_server: MessagesServer)
     messages = [m async for m in query(prompt="add and echo", options=options)]
 
     init = messages[0]
-    assert {s["name"] for s in init.data["mcp_servers"]} == {"calc", "echo"}  # type: ignore[union-attr]
+    assert init.data["mcp_servers"] == [  # type: ignore[union-attr]
+        {"name": "calc", "status": "connected"},
+        {"name": "echo", "status": "connected"},
+    ]
     added, echoed = results(messages)
     assert (added.content, echoed.content) == ("2", "hi")
 
@@ -233,3 +237,23 @@ def test_declarations_queryloop_cannot_use_are_refused_when_declared() -> None:
         from queryloop.claude_agent_sdk.tools import SdkTool
 
         SdkTool("x", when)
+
+
+async def test_get_mcp_status_lists_each_server_its_state_and_tools(
+    sdk_server: MessagesServer, tmp_path: Path
+) -> None:
+    servers: dict[str, Any] = {
+        "calc": create_sdk_mcp_server("calculator", tools=[add, divide]),
+        "echo": {"command": sys.executable, "args": [str(ECHO_SERVER)]},
+        "broken": {"command": sys.executable, "args": [str(tmp_path / "missing.py")]},
+    }
+    async with ClaudeSDKClient(ClaudeAgentOptions(mcp_servers=servers)) as client:
+        status = await client.get_mcp_status()
+        with pytest.raises(ClaudeSDKError, match=r"toggle_mcp_server.*not supported"):
+            await client.toggle_mcp_server("echo", False)
+
+    by_name = {s["name"]: s for s in status["mcpServers"]}
+    assert [t["name"] for t in by_name["calc"]["tools"]] == ["add", "divide"]
+    assert by_name["calc"]["status"] == by_name["echo"]["status"] == "connected"
+    assert "echo" in [t["name"] for t in by_name["echo"]["tools"]]
+    assert by_name["broken"]["status"] == "failed" and by_name["broken"]["error"]

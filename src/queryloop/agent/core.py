@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..checkpoints import Checkpoint, RewindMode, RewindOutcome
     from ..report.costs import CostBreakdown
     from ..skills import Skill
+    from ..tools.mcp import McpServerStatus
 from ..errors import QueryloopError
 from ..loop.events import (
     CompactionEvent,
@@ -170,6 +171,13 @@ class Agent:
     def tasks(self) -> TaskManager | None:
         """The session's background tasks (shells and agents), once it has started."""
         return self._runtime.tasks if self._runtime is not None else None
+
+    @property
+    def mcp_status(self) -> dict[str, McpServerStatus]:
+        """The session's MCP servers by name and how each is doing (connected, failed with
+        its message, ...); empty until the session started or when it has none."""
+        runtime = self._runtime
+        return runtime.mcp.statuses() if runtime is not None and runtime.mcp is not None else {}
 
     @property
     def model(self) -> str:

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import ConfigError
-from .conversation import Conversation
+from .conversation import Conversation, mcp_status
 from .errors import ClaudeSDKError, CLIConnectionError, ProcessError, UnsupportedOptionError
 from .messages import Message, ResultMessage
 from .options import ClaudeAgentOptions
@@ -125,6 +125,35 @@ class ClaudeSDKClient:
             "percentage": 100.0 * used / window if window else 0.0,
             "model": agent.model,
         }
+
+    async def get_mcp_status(self) -> dict[str, Any]:
+        """`{"mcpServers": [...]}`: each server's name, `status` ("connected", "failed",
+        "pending"), `error` when it failed, and its tools; in-process servers included."""
+        agent = self._connected().agent
+        assert agent is not None
+        return {"mcpServers": mcp_status(agent)}
+
+    async def stop_task(self, task_id: str) -> None:
+        """Stop a background task (a shell or an agent the model started); its end is
+        reported as a `TaskNotificationMessage` with status "stopped"."""
+        agent = self._connected().agent
+        assert agent is not None and agent.tasks is not None
+        await agent.tasks.stop(task_id)
+
+    async def reconnect_mcp_server(self, server_name: str) -> None:
+        """Not supported: a session's MCP servers start with it (an error says so)."""
+        raise ClaudeSDKError(
+            f"reconnect_mcp_server({server_name!r}) is not supported by queryloop: MCP "
+            "servers start with the session; reconnect by disconnecting and connecting again"
+        )
+
+    async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
+        """Not supported: a session's tools are fixed when it starts (an error says so)."""
+        raise ClaudeSDKError(
+            f"toggle_mcp_server({server_name!r}, {enabled}) is not supported by queryloop: a "
+            "session's tools are fixed when it starts (the prompt cache depends on them); "
+            "leave a server's tools out with disallowed_tools instead"
+        )
 
     async def get_server_info(self) -> dict[str, Any] | None:
         """What the session runs with: the `init` message's data."""

@@ -134,7 +134,6 @@ class Conversation:
     def init_message(self, agent: Agent) -> SystemMessage:
         """Claude Code's `system`/`init`: what this session runs with."""
         tools = agent.tool_names
-        servers = sorted({n.split("__")[1] for n in tools if n.startswith("mcp__")})
         data = {
             "type": "system",
             "subtype": "init",
@@ -143,7 +142,7 @@ class Conversation:
             "cwd": str(agent.options.cwd),
             "model": agent.model,
             "tools": tools,
-            "mcp_servers": [{"name": name, "status": "connected"} for name in servers],
+            "mcp_servers": [{"name": s["name"], "status": s["status"]} for s in mcp_status(agent)],
             "permissionMode": agent.permission_mode,
             "slash_commands": sorted(agent.slash_commands),
             "skills": sorted(agent.skills),
@@ -224,3 +223,24 @@ def _denial(denial: PermissionDenial) -> dict[str, Any]:
         "tool_use_id": denial.tool_use_id,
         "tool_input": dict(denial.tool_input),
     }
+
+
+def mcp_status(agent: Agent) -> list[dict[str, Any]]:
+    """Each MCP server as the SDK reports it: name, status, error, tools. In-process
+    servers (their tools are queryloop tools named `mcp__<server>__<tool>`) are connected."""
+    tools: dict[str, list[dict[str, str]]] = {}
+    for name in agent.tool_names:
+        if name.startswith("mcp__"):
+            server, _, tool = name[len("mcp__") :].partition("__")
+            tools.setdefault(server, []).append({"name": tool})
+    servers: dict[str, dict[str, Any]] = {
+        name: {"name": name, "status": "connected"} for name in tools
+    }
+    for name, status in agent.mcp_status.items():
+        entry: dict[str, Any] = {"name": name, "status": status.state}
+        if status.state == "failed" and status.message:
+            entry["error"] = status.message
+        servers[name] = entry
+    for name, entry in servers.items():
+        entry["tools"] = tools.get(name, [])
+    return [servers[name] for name in sorted(servers)]
