@@ -234,3 +234,41 @@ async def test_background_tasks_are_reported_and_stop_task_stops_one(
     assert started.tool_use_id and started.data["task_id"] == started.task_id
     [ended] = [m for m in second if isinstance(m, TaskNotificationMessage)]
     assert (ended.task_id, ended.status) == (started.task_id, "stopped")
+
+
+async def test_replayed_prompts_carry_the_uuid_rewind_files_takes(
+    sdk_server: MessagesServer, tmp_path: Path
+) -> None:
+    """The SDK's recipe: `extra_args={"replay-user-messages": None}` reports each prompt as
+    a UserMessage with its uuid; `rewind_files(uuid)` puts the files back as they were
+    before that prompt (queryloop keeps checkpoints without being asked)."""
+    from queryloop.claude_agent_sdk import UnsupportedOptionError, UserMessage
+
+    sdk_server.script(
+        [
+            turn(tool_use("Write", {"file_path": "notes.txt", "content": "v1"})),
+            turn(text("Wrote v1.")),
+            turn(tool_use("Write", {"file_path": "notes.txt", "content": "v2"})),
+            turn(text("Wrote v2.")),
+        ]
+    )
+    options = ClaudeAgentOptions(
+        permission_mode="acceptEdits",
+        enable_file_checkpointing=True,
+        extra_args={"replay-user-messages": None},
+    )
+    async with ClaudeSDKClient(options) as client:
+        await client.query("write v1")
+        first = await response(client)
+        await client.query("write v2")
+        second = await response(client)
+        [prompt] = [m for m in second if isinstance(m, UserMessage) and m.content == "write v2"]
+        assert (tmp_path / "notes.txt").read_text() == "v2"
+        assert prompt.uuid is not None
+        await client.rewind_files(prompt.uuid)
+
+    assert (tmp_path / "notes.txt").read_text() == "v1"
+    assert any(isinstance(m, UserMessage) and m.content == "write v1" for m in first)
+    with pytest.raises(UnsupportedOptionError, match="extra_args"):
+        async with ClaudeSDKClient(ClaudeAgentOptions(extra_args={"verbose": None})):
+            pass

@@ -84,7 +84,10 @@ class Conversation:
                 if meter.observe(event, spent, self.plan.max_budget_usd):
                     agent.abort()
                 for message in convert_event(
-                    event, agent.session_id, partial=self.plan.include_partial_messages
+                    event,
+                    agent.session_id,
+                    partial=self.plan.include_partial_messages,
+                    replay=self.plan.replay_user_messages,
                 ):
                     yield message
         finally:

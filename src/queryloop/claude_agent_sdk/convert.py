@@ -46,10 +46,15 @@ from .messages import (
 )
 
 
-def convert_event(event: LoopEvent, session_id: str, *, partial: bool) -> list[Message]:
-    """The SDK messages one loop event becomes (often none)."""
+def convert_event(
+    event: LoopEvent, session_id: str, *, partial: bool, replay: bool = False
+) -> list[Message]:
+    """The SDK messages one loop event becomes (often none); `replay` reports the prompts
+    too (the CLI's `--replay-user-messages`)."""
     if isinstance(event, MessageEvent):
         found = convert_message(event.message, session_id)
+        if found is None and replay:
+            found = prompt_message(event.message)
         return [found] if found is not None else []
     if isinstance(event, StreamDelta):
         return [*stream_events(event.event, session_id)] if partial else []
@@ -84,6 +89,15 @@ def convert_message(message: object, session_id: str) -> Message | None:
                 parent_tool_use_id=message.parent_tool_use_id,
             )
     return None
+
+
+def prompt_message(message: object) -> UserMessage | None:
+    """The user's own prompt (not context queryloop added), with its uuid."""
+    if not isinstance(message, LoopUser) or message.is_meta:
+        return None
+    if isinstance(message.content, str):
+        return UserMessage(content=message.content, uuid=message.uuid)
+    return UserMessage(content=sdk_blocks(message.content), uuid=message.uuid)
 
 
 def sdk_blocks(blocks: Sequence[object]) -> list[ContentBlock]:

@@ -25,7 +25,6 @@ from .tools import server_tools
 _NO_CLI = "queryloop runs its loop in this process; there is no Claude Code CLI"
 UNSUPPORTED: Mapping[str, str] = {
     "cli_path": _NO_CLI,
-    "extra_args": f"{_NO_CLI} to pass arguments to",
     "max_buffer_size": f"{_NO_CLI} whose output is buffered",
     "stderr": f"{_NO_CLI}, so there is no stderr to report; notices go to Agent.notices",
     "debug_stderr": f"{_NO_CLI}, so there is no stderr to report",
@@ -66,6 +65,8 @@ class AgentPlan:
     include_partial_messages: bool = False
     max_budget_usd: float | None = None
     permission: PermissionBridge | None = None
+    replay_user_messages: bool = False
+    """Report the prompts too, as `UserMessage`s with their uuid (for `rewind_files`)."""
 
 
 def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
@@ -113,6 +114,7 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         include_partial_messages=options.include_partial_messages,
         max_budget_usd=options.max_budget_usd,
         permission=bridge,
+        replay_user_messages=_replays(options.extra_args),
     )
 
 
@@ -123,6 +125,21 @@ def _refuse_unsupported(options: ClaudeAgentOptions) -> None:
         default = sys.stderr if name == "debug_stderr" else getattr(defaults, name)
         if value != default and value is not default:
             raise UnsupportedOptionError(name, why)
+
+
+REPLAY = "replay-user-messages"
+
+
+def _replays(extra_args: Mapping[str, str | None]) -> bool:
+    """`extra_args` are CLI flags; the one queryloop honours is the SDK's documented
+    `{"replay-user-messages": None}` (prompts reported with their uuid, for rewind_files)."""
+    others = sorted(set(extra_args) - {REPLAY})
+    if others or extra_args.get(REPLAY) is not None:
+        raise UnsupportedOptionError(
+            f"extra_args={dict(extra_args)!r}",
+            f"{_NO_CLI} to pass arguments to; only {{{REPLAY!r}: None}} is honoured",
+        )
+    return REPLAY in extra_args
 
 
 def checked_mode(mode: str | None) -> str | None:

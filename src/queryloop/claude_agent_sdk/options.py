@@ -124,7 +124,8 @@ class ClaudeAgentOptions:
     `can_use_tool`, `hooks`, `max_turns`, `model`, `fallback_model`, `cwd`, `add_dirs`,
     `env`, `agents`, `resume`, `continue_conversation`, `session_id`, `mcp_servers`,
     `include_partial_messages`, `max_budget_usd`, `thinking`, `max_thinking_tokens`,
-    `tools`, `system_prompt`, `setting_sources`, `enable_file_checkpointing`. The rest
+    `tools`, `system_prompt`, `setting_sources`, `enable_file_checkpointing`, and
+    `extra_args={"replay-user-messages": None}`. The rest
     raise `UnsupportedOptionError` when set (docs/claude-agent-sdk.md)."""
 
     tools: list[str] | ToolsPreset | None = None
