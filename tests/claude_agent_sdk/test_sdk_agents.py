@@ -96,3 +96,20 @@ async def test_agent_fields_queryloop_cannot_honour_are_named(
     with pytest.raises(UnsupportedOptionError, match=r"agents\['r'\]\.initialPrompt"):
         async for _ in query(prompt="hi", options=options):
             pass
+
+
+async def test_local_plugins_load_their_commands_and_agents(sdk_server: MessagesServer) -> None:
+    """`plugins=[{"type": "local", "path": ...}]`: a plugin in Claude Code's layout (our
+    test plugin, tests/plugins/fixtures/qa-kit) adds its commands and agent types."""
+    plugin = Path(__file__).resolve().parents[1] / "plugins" / "fixtures" / "qa-kit"
+    sdk_server.script([turn(text("ok"))])
+    options = ClaudeAgentOptions(plugins=[{"type": "local", "path": str(plugin)}])
+
+    messages = [m async for m in query(prompt="hi", options=options)]
+
+    init = messages[0]
+    assert "qa-kit:stamp" in init.data["slash_commands"]  # type: ignore[union-attr]
+    assert "qa-kit:inspector" in str(sdk_server.requests[0])  # the agent type is listed
+    with pytest.raises(UnsupportedOptionError, match="only local plugins"):
+        async for _ in query(prompt="hi", options=ClaudeAgentOptions(plugins=[{"type": "x"}])):  # type: ignore[list-item, typeddict-item]
+            pass

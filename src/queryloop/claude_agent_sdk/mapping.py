@@ -10,7 +10,7 @@ docs/claude-agent-sdk.md has the same table for people.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "resume_session_at": "a resumed session is loaded whole",
     "resume_drops_turn": "a resumed session is loaded whole",
     "sandbox": "configure the Bash sandbox in the settings' `sandbox` key (docs/sandbox.md)",
-    "plugins": "plugins are found in their folders, not passed in code",
     "effort": "queryloop does not send an effort level",
     "output_format": "structured output is not supported; ask for JSON in the prompt",
     "session_store": "transcripts are JSONL files under $QUERYLOOP_HOME",
@@ -103,6 +102,7 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         "thinking": _thinking(options),
         "session_id": options.session_id,
         "setting_sources": options.setting_sources,
+        "plugin_dirs": _plugin_dirs(options.plugins, cwd),
         **_system_prompt(options.system_prompt, cwd),
     }
     _check_skills(options.skills)
@@ -237,6 +237,20 @@ def _thinking(options: ClaudeAgentOptions) -> dict[str, Any] | None:
     if tokens == 0:
         return {"type": "disabled"}
     return {"type": "enabled", "budget_tokens": tokens}
+
+
+def _plugin_dirs(plugins: Sequence[Mapping[str, Any]], cwd: Path) -> list[Path]:
+    """`plugins=[{"type": "local", "path": ...}]`: plugin folders in Claude Code's layout
+    (`Agent(plugin_dirs=...)`, docs/plugins.md); a relative path is taken from `cwd`."""
+    dirs = []
+    for plugin in plugins:
+        if plugin.get("type") != "local":
+            raise UnsupportedOptionError(
+                f"plugins[{dict(plugin)!r}]", "only local plugins ({'type': 'local'}) load"
+            )
+        path = Path(str(plugin.get("path"))).expanduser()
+        dirs.append(path if path.is_absolute() else cwd / path)
+    return dirs
 
 
 def _check_skills(skills: object) -> None:

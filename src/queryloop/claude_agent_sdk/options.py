@@ -86,7 +86,7 @@ McpServerConfig: TypeAlias = (
 
 
 class SdkPluginConfig(TypedDict):
-    """A local plugin folder (not supported)."""
+    """A local plugin folder in Claude Code's layout (docs/plugins.md)."""
 
     type: Literal["local"]
     path: str
@@ -124,7 +124,7 @@ class ClaudeAgentOptions:
     `can_use_tool`, `hooks`, `max_turns`, `model`, `fallback_model`, `cwd`, `add_dirs`,
     `env`, `agents`, `resume`, `continue_conversation`, `session_id`, `mcp_servers`,
     `include_partial_messages`, `max_budget_usd`, `thinking`, `max_thinking_tokens`,
-    `tools`, `system_prompt`, `setting_sources`, `enable_file_checkpointing`, and
+    `tools`, `system_prompt`, `setting_sources`, `plugins`, `enable_file_checkpointing`, and
     `extra_args={"replay-user-messages": None}`. The rest
     raise `UnsupportedOptionError` when set (docs/claude-agent-sdk.md)."""
 
