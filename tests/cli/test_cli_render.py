@@ -151,3 +151,32 @@ def test_events_wait_while_a_question_is_on_screen_and_are_drawn_after_it() -> N
     assert console.file.getvalue() == ""  # type: ignore[attr-defined]
     renderer.release()
     assert "held back" in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_a_retry_is_a_line_and_the_final_api_error_is_said_once() -> None:
+    from queryloop.loop.events import ApiRetry
+    from queryloop.messages import SystemSubtype, system_message
+    from queryloop.providers.errors import OverloadedError, ProviderConnectionError
+
+    console = Console(file=io.StringIO(), width=200, force_terminal=False)
+    renderer = Renderer(console)
+    failure = "could not reach the Anthropic API at http://127.0.0.1:9/v1/messages"
+    renderer.handle(ApiRetry(2, 4, 1.5, ProviderConnectionError(failure), "m"))
+    notice = system_message(SystemSubtype.API_ERROR, failure, level="error")
+    renderer.handle(MessageEvent(notice))
+    renderer.handle(TerminalEvent(Terminal.MODEL_ERROR, 1, failure))
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "API request failed (could not connect); retrying in 1.5s · attempt 2/4" in shown
+    assert shown.count(failure) == 1 and "Stopped (model_error)" in shown
+    record = event_record(ApiRetry(1, 4, 0.61, OverloadedError("busy", status=529), "m"), "s")
+    assert record == {
+        "type": "system",
+        "subtype": "api_retry",
+        "session_id": "s",
+        "attempt": 1,
+        "max_retries": 4,
+        "retry_delay_ms": 610,
+        "error_status": 529,
+        "error": "busy",
+        "model": "m",
+    }

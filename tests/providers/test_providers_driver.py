@@ -18,7 +18,13 @@ import pytest
 
 from queryloop.abort import AbortSignal
 from queryloop.messages.blocks import TextBlock
-from queryloop.providers.base import ModelProvider, ModelRequest, complete
+from queryloop.providers.base import (
+    MessageComplete,
+    ModelProvider,
+    ModelRequest,
+    RetryWait,
+    complete,
+)
 from queryloop.providers.errors import (
     OverloadedError,
     ServerError,
@@ -112,6 +118,20 @@ async def test_server_errors_retry_up_to_the_policy(
     with pytest.raises(ServerError):
         await complete(provider, _request(_model(provider)))
     assert len(messages_server.requests) == 3  # first try + max_retries
+
+
+async def test_each_retry_is_announced_before_its_wait(
+    messages_server: MessagesServer, provider: ModelProvider
+) -> None:
+    messages_server.inject(server_error(503), server_error(529))
+    messages_server.script([turn("third time")])
+    events = [e async for e in provider.stream(_request(_model(provider)))]
+    waits = [e for e in events if isinstance(e, RetryWait)]
+    assert [(w.attempt, w.max_retries) for w in waits] == [(1, 2), (2, 2)]
+    assert [type(w.error) for w in waits] == [ServerError, OverloadedError]
+    assert all(0 < w.delay_s <= FAST.max_delay * (1 + FAST.jitter) for w in waits)
+    assert events.index(waits[-1]) < 2  # both before the response's first event
+    assert isinstance(events[-1], MessageComplete)
 
 
 async def test_abort_during_a_slow_read_is_prompt(

@@ -14,8 +14,9 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..loop.events import StreamDelta
+from ..loop.events import ApiRetry, StreamDelta
 from .exit_codes import ExitCode, exit_code_for
+from .render import retry_text
 from .stream_json import event_record, init_record, result_record
 
 if TYPE_CHECKING:
@@ -51,6 +52,9 @@ async def run_print(
         emit(init_record(agent))
     with _sigint_aborts(agent) as sigint:
         async for event in agent.stream(prompt):
+            if emit is None and isinstance(event, ApiRetry):
+                err.write(f"queryloop: {retry_text(event)}\n")  # not seconds of silence
+                err.flush()
             if emit is None or (isinstance(event, StreamDelta) and not include_partial):
                 continue
             record = event_record(event, agent.session_id)

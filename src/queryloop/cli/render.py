@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..loop.events import (
+    ApiRetry,
     LoopEvent,
     MessageEvent,
     RequestStart,
@@ -42,6 +43,7 @@ from ..providers.base import (
     TextDelta,
     ThinkingDelta,
 )
+from ..providers.errors import brief
 from ..tasks.events import TaskEvent, TaskEventKind
 from .diffs import applied_diff, diff_stats
 from .subagents import SubagentLabels
@@ -162,6 +164,15 @@ def status_text(model: str, context: Mapping[str, int], usage: Usage, cost_usd: 
     return f"{model} · {ctx} · {cache_hit_share(usage):.0%} cache hits · ${cost_usd:.4f}"
 
 
+def retry_text(event: ApiRetry) -> str:
+    """The line that says a failed request is tried again: `API request failed (could not
+    connect); retrying in 1.1s · attempt 1/4`."""
+    return (
+        f"API request failed ({brief(event.error)}); retrying in {event.delay_s:.1f}s · "
+        f"attempt {event.attempt}/{event.max_retries}"
+    )
+
+
 def waiting_text(label: str, elapsed_s: float, tokens: int) -> str:
     """The spinner's words: `Thinking… 4s · ↓ 120 tokens · Ctrl-C to interrupt`."""
     parts = [f"{label}… {int(elapsed_s)}s"]
@@ -268,6 +279,8 @@ class Renderer:
         self._status: Any = None
         self._streamed = False
         self._pending_tools: set[str] = set()
+        self._error_shown = ""
+        """The text of the API error just drawn, so the end of the turn does not repeat it."""
         self.subagents = SubagentLabels()
         self._held: list[LoopEvent] | None = None
         """Events that arrived while a question waits (`hold`), drawn after it."""
@@ -309,6 +322,10 @@ class Renderer:
             self.task_event(event)
         elif isinstance(event, RequestStart):
             self.waiting()
+        elif isinstance(event, ApiRetry):
+            self.notice(retry_text(event), style="yellow")
+            if self.animated:
+                self._show_status(f"Retrying (attempt {event.attempt}/{event.max_retries})")
         elif isinstance(event, TerminalEvent):
             self.pause()
             self._terminal(event)
@@ -366,16 +383,21 @@ class Renderer:
     def _system(self, message: SystemMessage) -> None:
         if message.subtype == SystemSubtype.COMPACT_BOUNDARY:
             self.notice("Conversation compacted")
-        elif message.subtype in (SystemSubtype.API_ERROR, SystemSubtype.MODEL_FALLBACK):
+        elif message.subtype == SystemSubtype.API_ERROR:
+            self.notice(message.content, style="red")
+            self._error_shown = message.content
+        elif message.subtype == SystemSubtype.MODEL_FALLBACK:
             self.notice(message.content, style="yellow")
 
     def _terminal(self, event: TerminalEvent) -> None:
+        shown, self._error_shown = self._error_shown, ""
         if event.reason is Terminal.COMPLETED:
             return
         if event.reason in (Terminal.ABORTED_STREAMING, Terminal.ABORTED_TOOLS):
             self.notice("Interrupted · what should I do instead?", style="yellow")
             return
-        detail = f": {event.detail}" if event.detail else ""
+        # The error's own line just said why (its system message): not twice.
+        detail = f": {event.detail}" if event.detail and event.detail != shown else ""
         self.notice(f"Stopped ({event.reason.value}){detail}", style="red")
 
     # ---- pieces ------------------------------------------------------------------------

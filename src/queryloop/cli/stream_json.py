@@ -16,6 +16,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..loop.events import (
+    ApiRetry,
     CompactionEvent,
     MessageDraft,
     MessageEvent,
@@ -149,6 +150,16 @@ def _compaction(event: CompactionEvent, session_id: str) -> dict[str, Any]:
     return record
 
 
+def _api_retry(event: ApiRetry, session_id: str) -> dict[str, Any]:
+    """Claude Code's `system`/`api_retry` line: a failed request is sent again."""
+    status = getattr(event.error, "status", None)
+    return {"type": "system", "subtype": "api_retry", "session_id": session_id,
+            "attempt": event.attempt, "max_retries": event.max_retries,
+            "retry_delay_ms": round(event.delay_s * 1000),
+            "error_status": status if isinstance(status, int) else None,
+            "error": str(event.error), "model": event.model}  # fmt: skip
+
+
 _Builder = Callable[[Any, str], dict[str, Any]]
 
 _LOOP_RECORDS: Mapping[type, _Builder | None] = {
@@ -156,6 +167,7 @@ _LOOP_RECORDS: Mapping[type, _Builder | None] = {
     MessageDraft: None,  # persisted before a tool starts; its MessageEvent follows
     StreamDelta: _stream_event,
     RequestStart: _request_start,
+    ApiRetry: _api_retry,
     TransitionEvent: _transition,
     TaskEvent: _task,
     CompactionEvent: _compaction,

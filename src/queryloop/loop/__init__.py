@@ -2,6 +2,7 @@
 
 from .deps import AttachmentSource, Compactor, QueryParams, RequestFactory
 from .events import (
+    ApiRetry,
     CompactionEvent,
     CompactTrigger,
     LoopEvent,
@@ -18,6 +19,7 @@ from .reasons import Continue, Terminal
 from .state import State
 
 __all__ = [
+    "ApiRetry",
     "AttachmentSource",
     "CompactTrigger",
     "CompactionEvent",

@@ -9,6 +9,7 @@ from typing import TypeAlias
 from ..messages.types import Message
 from ..messages.usage import Usage
 from ..providers.base import StreamEvent
+from ..providers.errors import ProviderError
 from ..tasks.events import TaskEvent
 from .reasons import Continue, Terminal
 
@@ -18,6 +19,20 @@ class RequestStart:
     """A model request is about to be sent (one per attempt)."""
 
     turn: int
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApiRetry:
+    """A model request failed before any content with an error worth retrying, and is sent
+    again in `delay_s` seconds: retry `attempt` of at most `max_retries` (the provider's
+    `RetryPolicy` decides; see `providers.RetryWait`). A UI says so while the user waits;
+    the last failure, if it comes to that, ends the query as usual (`TerminalEvent`)."""
+
+    attempt: int
+    max_retries: int
+    delay_s: float
+    error: ProviderError
     model: str
 
 
@@ -116,6 +131,7 @@ class SideUsage:
 
 LoopEvent: TypeAlias = (
     RequestStart
+    | ApiRetry
     | StreamDelta
     | MessageEvent
     | MessageDraft

@@ -23,12 +23,20 @@ from ..providers.base import (
     MessageStart,
     ModelProvider,
     ModelRequest,
+    RetryWait,
     TextDelta,
 )
 from ..providers.errors import OverloadedError, ProviderError, StreamInterruptedError
 from ..tools.executor import StreamingToolExecutor
 from .deps import CONTEXT_MANAGEMENT_BETA, QueryParams
-from .events import LoopEvent, MessageDraft, MessageEvent, RequestStart, StreamDelta
+from .events import (
+    ApiRetry,
+    LoopEvent,
+    MessageDraft,
+    MessageEvent,
+    RequestStart,
+    StreamDelta,
+)
 
 
 @dataclass
@@ -248,6 +256,11 @@ class ModelCall:
         abort: AbortSignal,
     ) -> AsyncIterator[LoopEvent]:
         async for event in stream:
+            if isinstance(event, RetryWait):
+                yield ApiRetry(
+                    event.attempt, event.max_retries, event.delay_s, event.error, attempt.model
+                )
+                continue
             if isinstance(event, MessageStart):
                 attempt.message_id = event.message_id
             elif isinstance(event, TextDelta):

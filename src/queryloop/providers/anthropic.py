@@ -17,7 +17,7 @@ import anthropic
 
 from ..abort import AbortSignal
 from .assembler import StreamAssembler
-from .base import ModelRequest, StreamEvent
+from .base import ModelRequest, ProviderEvent
 from .driver import drive_stream
 from .errors import AuthenticationError
 from .errors_map import map_anthropic_error
@@ -59,7 +59,7 @@ class AnthropicProvider(SDKClientProvider[anthropic.AsyncAnthropic]):
 
     def stream(
         self, request: ModelRequest, abort: AbortSignal | None = None
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncIterator[ProviderEvent]:
         """Stream `request`'s response as canonical events (see `ModelProvider`)."""
         return drive_stream(
             lambda: self._open(request), StreamAssembler, map_anthropic_error, self.retry, abort

@@ -14,6 +14,7 @@ from ..abort import AbortSignal
 from ..messages.api_types import ApiMessage, ApiSystemBlock, ApiTool
 from ..messages.blocks import AssistantContentBlock
 from ..messages.usage import Usage
+from .errors import ProviderError
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,19 +155,39 @@ StreamEvent: TypeAlias = (
     | MessageDelta
     | MessageComplete
 )
+"""The events of a response: what it says, as it arrives."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryWait:
+    """The request failed before any content with an error worth retrying (`RetryPolicy`):
+    it is sent again in `delay_s` seconds, as retry `attempt` of at most `max_retries`.
+
+    Not part of a response (so not a `StreamEvent`): it tells whoever waits why nothing
+    arrives yet (an unreachable server is otherwise seconds of silence)."""
+
+    attempt: int
+    max_retries: int
+    delay_s: float
+    error: ProviderError
+
+
+ProviderEvent: TypeAlias = StreamEvent | RetryWait
+"""What `ModelProvider.stream` yields: the response's events, and a `RetryWait` before each
+retry."""
 
 
 @runtime_checkable
 class ModelProvider(Protocol):
     """A model API. `stream` yields canonical events and ends with `MessageComplete`, or raises
     a `ProviderError` (after its own bounded retries for retryable failures that happened
-    before any event was yielded)."""
+    before any event was yielded; it may say so with a `RetryWait` before each)."""
 
     name: str
 
     def stream(
         self, request: ModelRequest, abort: AbortSignal | None = None
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncIterator[ProviderEvent]:
         """Send `request` and stream the response."""
         ...
 

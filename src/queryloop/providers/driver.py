@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import Any, Protocol
 
 from ..abort import AbortSignal
-from .base import MessageStart, StreamEvent
+from .base import MessageStart, ProviderEvent, StreamEvent
 from .errors import ProviderConnectionError, ProviderError, StreamInterruptedError
 from .retry import RetryPolicy, aborted_error, race_abort, retrying_stream
 
@@ -77,7 +77,7 @@ def drive_stream(
     map_error: Callable[[BaseException], ProviderError],
     policy: RetryPolicy,
     abort: AbortSignal | None = None,
-) -> AsyncIterator[StreamEvent]:
+) -> AsyncIterator[ProviderEvent]:
     """Stream canonical events from a provider's SDK stream, with retries (see module doc).
 
     `open_stream` must already raise typed `ProviderError`s for failures to open.

@@ -147,3 +147,22 @@ class StreamInterruptedError(ProviderError):
 
 class StreamAbortedError(StreamInterruptedError):
     """The caller's `AbortSignal` fired: the response was closed. `completed_blocks` as usual."""
+
+
+def brief(error: ProviderError) -> str:
+    """A few words for what went wrong, for a line that says a request is retried
+    (`could not connect`, `overloaded (529)`); the error's message has the whole story."""
+    if isinstance(error, ProviderConnectionError):
+        return "could not connect"
+    if isinstance(error, ProviderTimeoutError):
+        return "no answer in time"
+    if isinstance(error, APIStatusError):
+        kind = {
+            OverloadedError: "overloaded",
+            RateLimitError: "rate limited",
+            ServerError: "server error",
+        }.get(type(error), "error")
+        return f"{kind} ({error.status})"
+    if isinstance(error, StreamInterruptedError):
+        return "the stream broke off"
+    return type(error).__name__

@@ -18,7 +18,7 @@ from typing import Any
 import openai
 
 from ..abort import AbortSignal
-from .base import ModelRequest, StreamEvent
+from .base import ModelRequest, ProviderEvent
 from .driver import drive_stream
 from .errors_map import map_openai_error
 from .factory import split_model_name
@@ -58,7 +58,7 @@ class OpenAICompatProvider(SDKClientProvider[openai.AsyncOpenAI]):
 
     def stream(
         self, request: ModelRequest, abort: AbortSignal | None = None
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncIterator[ProviderEvent]:
         """Stream `request`'s response as canonical events (see `ModelProvider`)."""
         return drive_stream(
             lambda: self._open(request), OpenAIChunkAssembler, map_openai_error, self.retry, abort

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..abort import AbortSignal
-from .base import StreamEvent
+from .base import ProviderEvent, RetryWait, StreamEvent
 from .errors import ProviderError, StreamAbortedError
 
 T = TypeVar("T")
@@ -103,8 +103,9 @@ async def retrying_stream(
     attempt: Callable[[], AsyncGenerator[StreamEvent, None]],
     policy: RetryPolicy,
     abort: AbortSignal | None = None,
-) -> AsyncIterator[StreamEvent]:
-    """Run `attempt()` and stream its events, retrying per `policy` before the first event."""
+) -> AsyncIterator[ProviderEvent]:
+    """Run `attempt()` and stream its events, retrying per `policy` before the first event;
+    a `RetryWait` says so before each wait."""
     retries = 0
     while True:
         yielded = False
@@ -122,6 +123,7 @@ async def retrying_stream(
             delay = policy.delay_for(error, retries)
             retries += 1
             _note_retry(error, retries, delay)
+            yield RetryWait(retries, policy.max_retries, delay, error)
             await wait_or_abort(delay, abort)
 
 
