@@ -244,3 +244,68 @@ def test_no_tombstone_type_is_misnamed() -> None:
     from queryloop.messages.serialization import message_to_dict
 
     assert message_to_dict(TombstoneMessage(target_uuid="x", reason="r"))["type"] == "tombstone"
+
+
+async def test_a_host_driving_the_loop_itself_keeps_the_call_that_ran(tmp_path: Path) -> None:
+    """Item 11 without a session (whose drafts also hold the call): `query()`'s own working
+    array, which its terminal hands to a host that drives the loop itself, keeps the
+    tool_use whose tool ran when the abort lands before message_stop, so its result is not
+    an orphan that normalisation drops."""
+    from loop_fakes import SimpleBuilder
+    from pydantic import BaseModel
+
+    from queryloop.loop import QueryParams, TerminalEvent, query
+    from queryloop.messages import user_message
+    from queryloop.providers.anthropic import AnthropicProvider
+    from queryloop.tools.base import BaseTool, ToolContext, ToolResult
+
+    started = asyncio.Event()
+
+    class Input(BaseModel):
+        key: str
+
+    class Slow(BaseTool[Input]):
+        name = "Slow"
+        description = "Looks a key up, slowly."
+        input_model = Input
+        read_only = True
+        concurrency_safe = True
+
+        async def call(self, input: Input, ctx: ToolContext) -> Any:
+            started.set()
+            await asyncio.sleep(30)
+            yield ToolResult(content="never")
+
+    slow = Slow()
+    schema = {
+        "name": slow.name,
+        "description": slow.description,
+        "input_schema": slow.input_schema(),
+    }
+    trailing = text("And while that runs, some more words. " * 20)
+    script = [turn(text("Looking."), tool_use("Slow", {"key": "k"}, id="toolu_s"), trailing)]
+    ctx = ToolContext(cwd=tmp_path)
+    with MessagesServer(script, event_delay=0.03) as server:
+        async with AnthropicProvider(api_key="k", base_url=server.base_url) as provider:
+            params = QueryParams(
+                provider=provider,
+                request_builder=SimpleBuilder([schema], model=MODEL),
+                tool_context=ctx,
+                tools=[slow],
+                max_output_tokens=1000,
+                max_output_tokens_ceiling=4000,
+            )
+            events = []
+            async for event in query(params, [user_message("look k up")]):
+                events.append(event)
+                if started.is_set() and not ctx.abort.aborted:
+                    ctx.abort.abort("user")
+    terminal = events[-1]
+    assert isinstance(terminal, TerminalEvent) and terminal.reason is Terminal.ABORTED_STREAMING
+    request = normalize_messages_for_api(list(terminal.messages), [schema], thinking=None)
+    uses = [b for m in request if m["role"] == "assistant" for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_use"]  # fmt: skip
+    results = [b for m in request if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result"]  # fmt: skip
+    assert [u["id"] for u in uses] == ["toolu_s"]
+    assert [r["tool_use_id"] for r in results] == ["toolu_s"]
