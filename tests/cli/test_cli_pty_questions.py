@@ -8,7 +8,6 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +28,6 @@ QUESTION = r"\[y\]es / \[n\]o"
 def plain(text: str) -> str:
     """Terminal output without colours and cursor moves."""
     return ANSI.sub("", text)
-
-
-@pytest.fixture
-def children() -> Iterator[list[ReplChild]]:
-    made: list[ReplChild] = []
-    yield made
-    for child in made:
-        child.close()
 
 
 def _start(

@@ -8,7 +8,6 @@ import json
 import re
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,6 @@ pytestmark = pytest.mark.slow
 
 XTERM = "xterm-256color"
 RED, GREEN = re.escape("\x1b[31m"), re.escape("\x1b[32m")  # rich's red and green
-
-
-@pytest.fixture
-def children() -> Iterator[list[ReplChild]]:
-    made: list[ReplChild] = []
-    yield made
-    for child in made:
-        child.close()
 
 
 def _start(made: list[ReplChild], server: MessagesServer, tmp_path: Path, *args: str) -> ReplChild:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import socket
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,14 +62,6 @@ def test_print_mode_says_it_retries_then_stops_once(tmp_path: Path) -> None:
     assert all(UNREACHABLE in r["error"] for r in retries)
     assert records[-1]["type"] == "result" and records[-1]["terminal_reason"] == "model_error"
     assert records.index(retries[-1]) < len(records) - 2  # before the error and the result
-
-
-@pytest.fixture
-def children() -> Iterator[list[ReplChild]]:
-    made: list[ReplChild] = []
-    yield made
-    for child in made:
-        child.close()
 
 
 def test_the_repl_says_it_retries_and_gives_the_message_once(
