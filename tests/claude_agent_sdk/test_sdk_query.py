@@ -25,7 +25,7 @@ from queryloop.claude_agent_sdk import (
     query,
 )
 from queryloop.context.system_prompt import DEFAULT_STATIC_PREFIX
-from queryloop.testing import MessagesServer, text, thinking, tool_use, turn
+from queryloop.testing import MessagesServer, server_error, text, thinking, tool_use, turn
 
 
 async def collect(prompt: Any, options: ClaudeAgentOptions | None = None) -> list[Message]:
@@ -338,3 +338,20 @@ async def test_env_and_add_dirs_reach_the_tools(sdk_server: MessagesServer, tmp_
     results = [b for m in messages if isinstance(m, UserMessage) for b in m.content]
     contents = [str(b.content) for b in results if isinstance(b, ToolResultBlock)]
     assert "hello from env" in contents[0] and "the shared spec" in contents[1]
+
+
+async def test_a_retried_request_is_reported_as_an_api_retry_system_message(
+    sdk_server: MessagesServer,
+) -> None:
+    sdk_server.inject(server_error(529))
+    sdk_server.script([turn(text("after a retry"))])
+
+    messages = await collect("hello")
+
+    retries = [m for m in messages if isinstance(m, SystemMessage) and m.subtype == "api_retry"]
+    assert len(retries) == 1
+    data = retries[0].data
+    assert data["attempt"] == 1 and data["max_retries"] >= 1 and data["error_status"] == 529
+    assert data["retry_delay_ms"] >= 0 and data["session_id"]
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "after a retry"
+    assert len(sdk_server.requests) == 2

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from ..loop.events import CompactionEvent, LoopEvent, MessageEvent, StreamDelta
+from ..loop.events import ApiRetry, CompactionEvent, LoopEvent, MessageEvent, StreamDelta
 from ..messages import blocks as loop_blocks
 from ..messages.types import AssistantMessage as LoopAssistant
 from ..messages.types import UserMessage as LoopUser
@@ -60,6 +60,8 @@ def convert_event(
         return [*stream_events(event.event, session_id)] if partial else []
     if isinstance(event, CompactionEvent):
         return [compact_boundary(event, session_id)]
+    if isinstance(event, ApiRetry):
+        return [api_retry(event, session_id)]
     if isinstance(event, TaskEvent):
         found_task = task_message(event, session_id)
         return [found_task] if found_task is not None else []
@@ -134,6 +136,24 @@ def compact_boundary(event: CompactionEvent, session_id: str) -> SystemMessage:
         },
     }
     return SystemMessage("compact_boundary", data)
+
+
+def api_retry(event: ApiRetry, session_id: str) -> SystemMessage:
+    """`system`/`api_retry`: a failed request is sent again after `retry_delay_ms` (the
+    fields of Claude Code's stream line, as print mode's stream-json writes them)."""
+    status = getattr(event.error, "status", None)
+    data = {
+        "type": "system",
+        "subtype": "api_retry",
+        "session_id": session_id,
+        "uuid": str(uuid.uuid4()),
+        "attempt": event.attempt,
+        "max_retries": event.max_retries,
+        "retry_delay_ms": round(event.delay_s * 1000),
+        "error_status": status if isinstance(status, int) else None,
+        "error": str(event.error),
+    }
+    return SystemMessage("api_retry", data)
 
 
 _FINAL = {

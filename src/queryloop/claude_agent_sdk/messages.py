@@ -91,7 +91,8 @@ class AssistantMessage:
 class SystemMessage:
     """A system event: `subtype` "init" at the start of each response (`data` holds the
     session id, model, cwd, tools, MCP servers, permission mode, ...), "compact_boundary"
-    when the history was summarised. `data` is the whole record."""
+    when the history was summarised, "api_retry" before a failed request is sent again.
+    `data` is the whole record."""
 
     subtype: str
     data: dict[str, Any]
