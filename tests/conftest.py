@@ -1,8 +1,8 @@
 """Suite-wide settings.
 
-Every test runs with its own, empty `$QUERYLOOP_HOME`, Claude Code folder (`CLAUDE_CONFIG_DIR`)
-and managed-settings path, so tests never read or write the user's `~/.queryloop` or `~/.claude`,
-and tests running at the same time in other
+Every test runs with its own, empty `$QUERYLOOP_HOME`, Claude Code folders (`CLAUDE_CONFIG_DIR`,
+its managed folder) and managed-settings path, so tests never read or write the user's
+`~/.queryloop`, `~/.claude` or `/etc/claude-code`, and tests running at the same time in other
 pytest-xdist workers never see each other's settings, sessions or trust records. Tests that
 need a particular home still set `QUERYLOOP_HOME` themselves (that wins: it runs later).
 
@@ -31,8 +31,10 @@ def _own_queryloop_home(
     home = tmp_path_factory.mktemp("queryloop-home")
     monkeypatch.setenv("QUERYLOOP_HOME", str(home))
     monkeypatch.setenv("QUERYLOOP_MANAGED_SETTINGS", str(home / "managed-settings.json"))
-    # Claude Code's user folder (~/.claude: commands, settings, plugins) is this test's too.
+    # Claude Code's user folder (~/.claude: commands, settings, plugins) is this test's too,
+    # and so is its managed folder (/etc/claude-code).
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
+    monkeypatch.setenv("QUERYLOOP_CLAUDE_MANAGED_DIR", str(home / "claude-managed"))
 
 
 @pytest.fixture(autouse=True)

@@ -14,9 +14,10 @@ An agent file is Markdown with YAML front matter; the body is the subagent's sys
     ---
     You are a careful reviewer. ...
 
-Files are read from `$QUERYLOOP_HOME/agents/*.md` (user) and `.queryloop/agents/*.md`
-(project; only in a trusted folder, like the project's other settings): `config.discovery`
-finds them, this module reads and parses them. Later sources win by name: built-in < user <
+Files are read from `$QUERYLOOP_HOME/agents/*.md` and `~/.claude/agents/*.md` (user) and
+`.queryloop/agents/*.md` and `.claude/agents/*.md` (project; only in a trusted folder, like
+the project's other settings): `config.discovery` finds them, this module reads and parses
+them. Later sources win by name: built-in < user <
 project < agents passed in Python (`Agent(..., agents=[...])`).
 Front matter fields Claude Code has and queryloop does not use yet (skills, mcpServers, hooks,
 memory, effort, isolation, color, initialPrompt) are kept in `extra` and named in a notice.
@@ -228,13 +229,15 @@ def load_agents(
     extra: Sequence[AgentDefinition] = (),
     include_builtin: bool = True,
     sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
+    claude_dir: Path | None = None,
 ) -> LoadedAgents:
     """Built-in, user, project (when `trusted`) and `extra` definitions, later ones winning;
-    agent files only of the scopes `sources` reads."""
+    agent files only of the scopes `sources` reads (`claude_dir`: Claude Code's user folder,
+    default `~/.claude`)."""
     by_name: dict[str, AgentDefinition] = {}
     if include_builtin:
         by_name[GENERAL_PURPOSE] = GENERAL_PURPOSE_AGENT
-    found = agent_files(cwd, user_home=user_home, trusted=trusted)
+    found = agent_files(cwd, user_home=user_home, trusted=trusted, claude_dir=claude_dir)
     read: list[AgentDefinition] = []
     notices: list[str] = []
     for file in sources.keep(found.files):

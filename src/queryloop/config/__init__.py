@@ -4,9 +4,12 @@
 - `trust`: which folders the user trusts, recorded in the user settings file;
 - `mcp`: MCP server configuration (`.mcp.json`, `--mcp-config`) into `McpServerConfig`s;
 - `workspace`: `load_workspace`, all of the above for one folder in one call;
-- `discovery`: which agent and skill files exist at which scope, under which trust;
-- `memory`: the memory files (QUERYLOOP.md, AGENTS.md), found and read, and the once-per-session
-  context (`SessionContext`) built from them.
+- `discovery`: which configuration folders (agents, skills, commands, …) and files exist at
+  which scope, in which layout (queryloop's or Claude Code's), under which trust;
+- `memory`: the memory files (QUERYLOOP.md, AGENTS.md, CLAUDE.md, CLAUDE.local.md, with their
+  `@path` imports), found and read, and the once-per-session context (`SessionContext`);
+- `claude_settings`: how Claude Code's settings keys and values are read (leniency);
+- `merge`: how the settings files merge; `mcp_approval`: which `.mcp.json` servers start.
 
 The layer sits above permissions, hooks, context and tools, whose values it builds (rules,
 hook matchers, memory files, server configs), and below the packages that use them (agents,
@@ -18,14 +21,29 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..tools.mcp_server import McpServerConfig
-    from .discovery import PROJECT_DIR, FileScope, FoundFile, agent_files, skill_files
+    from .discovery import (
+        CLAUDE_DIR,
+        PROJECT_DIR,
+        ConfigFolder,
+        FileScope,
+        FolderSet,
+        FoundFile,
+        Layout,
+        agent_files,
+        claude_home,
+        claude_managed_dir,
+        config_folders,
+        skill_files,
+    )
     from .mcp import MCP_JSON, expand_vars, load_mcp_config, parse_server
+    from .mcp_approval import McpJsonApproval, approved_servers
     from .memory import SessionContext, discover_memory_files, get_user_context, memory_folders
     from .settings import (
         Settings,
         SettingsFile,
         SettingsProblem,
         SettingsScope,
+        SettingsSource,
         Severity,
         load_settings,
         queryloop_home,
@@ -39,9 +57,24 @@ if TYPE_CHECKING:
 _LAZY = {
     "McpServerConfig": "..tools.mcp_server",
     **dict.fromkeys(
-        ("PROJECT_DIR", "FileScope", "FoundFile", "agent_files", "skill_files"), ".discovery"
+        (
+            "CLAUDE_DIR",
+            "PROJECT_DIR",
+            "ConfigFolder",
+            "FileScope",
+            "FolderSet",
+            "FoundFile",
+            "Layout",
+            "agent_files",
+            "claude_home",
+            "claude_managed_dir",
+            "config_folders",
+            "skill_files",
+        ),
+        ".discovery",
     ),
     **dict.fromkeys(("MCP_JSON", "expand_vars", "load_mcp_config", "parse_server"), ".mcp"),
+    **dict.fromkeys(("McpJsonApproval", "approved_servers"), ".mcp_approval"),
     **dict.fromkeys(
         ("SessionContext", "discover_memory_files", "get_user_context", "memory_folders"),
         ".memory",
@@ -52,6 +85,7 @@ _LAZY = {
             "SettingsFile",
             "SettingsProblem",
             "SettingsScope",
+            "SettingsSource",
             "Severity",
             "load_settings",
             "queryloop_home",
@@ -75,11 +109,16 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CLAUDE_DIR",
     "MCP_JSON",
     "PROJECT_DIR",
     "TRUST_HINT",
+    "ConfigFolder",
     "FileScope",
+    "FolderSet",
     "FoundFile",
+    "Layout",
+    "McpJsonApproval",
     "McpServerConfig",
     "SessionContext",
     "Settings",
@@ -87,9 +126,14 @@ __all__ = [
     "SettingsFile",
     "SettingsProblem",
     "SettingsScope",
+    "SettingsSource",
     "Severity",
     "Workspace",
     "agent_files",
+    "approved_servers",
+    "claude_home",
+    "claude_managed_dir",
+    "config_folders",
     "discover_memory_files",
     "expand_vars",
     "get_user_context",

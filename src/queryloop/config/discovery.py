@@ -1,16 +1,25 @@
-"""Which agent, skill and command files exist, at which scope, under which trust.
+"""Which configuration folders and files exist, at which scope, in which layout, under which trust.
 
-Agent files: `$QUERYLOOP_HOME/agents/*.md` (user) and `<cwd>/.queryloop/agents/*.md`
-(project). Skills: folders with a `SKILL.md` in `$QUERYLOOP_HOME/skills/` (user) and
-`<cwd>/.queryloop/skills/` (project). Commands: Markdown files under `$QUERYLOOP_HOME/commands/`
-and `~/.claude/commands/` (user), `<cwd>/.queryloop/commands/` and `<cwd>/.claude/commands/`
-(project), subfolders naming a namespace. A project's files are instructions from whoever wrote
-the repository, so they count only in a trusted folder (`config.trust`), like the project's
-settings.
+queryloop reads two layouts side by side (docs/settings.md, "Two layouts"):
 
-This module only finds files. Reading and parsing them stays with the packages that own the
-formats (`agents.definitions`, `skills.loader`), which sit above this layer and call it. It
-imports nothing of queryloop: `agents.definitions` is imported at start-up.
+| scope   | queryloop                      | Claude Code                                  |
+|---------|--------------------------------|----------------------------------------------|
+| user    | `$QUERYLOOP_HOME` (`~/.queryloop`) | `$CLAUDE_CONFIG_DIR` (`~/.claude`)       |
+| project | `<cwd>/.queryloop/`            | `<cwd>/.claude/`                             |
+| managed | `/etc/queryloop/`              | `/etc/claude-code/`                          |
+
+Each holds the same kinds of folders (`agents/`, `skills/`, `commands/`). A project's folders
+are instructions from whoever wrote the repository, so they count only in a trusted folder
+(`config.trust`), in both layouts alike. At one scope, queryloop's folder is the more specific
+of the two: where both define the same name, queryloop's wins.
+
+Commands are Markdown files under a `commands/` folder of any of these, subfolders naming a
+namespace (`command_files`, read by `skills.loader`).
+
+This module only finds folders and files. Reading and parsing them stays with the packages
+that own the formats (`agents.definitions`, `skills.loader`, commands, plugins), which sit
+above this layer and call it. It imports nothing of queryloop: `agents.definitions` is
+imported at start-up.
 """
 
 from __future__ import annotations
@@ -24,6 +33,11 @@ from typing import Protocol, TypeVar
 
 PROJECT_DIR = ".queryloop"
 """The project's own folder of queryloop files (settings, agents, skills) inside `cwd`."""
+CLAUDE_DIR = ".claude"
+"""Claude Code's project folder inside `cwd` (and its user folder's default name in `~`)."""
+CLAUDE_MANAGED_DIR = Path("/etc/claude-code")
+"""Claude Code's managed folder on Linux (managed-settings.json, managed-settings.d/,
+CLAUDE.md): code.claude.com/docs/en/settings, code.claude.com/docs/en/memory."""
 AGENTS_DIR = "agents"
 PROJECT_AGENTS_DIR = Path(PROJECT_DIR) / AGENTS_DIR
 SKILLS_DIR = "skills"
@@ -83,58 +97,136 @@ class SettingSources:
         return [f for f in found if self.reads(f.scope.value)]
 
 
+class Layout(StrEnum):
+    """Whose layout a file or folder belongs to."""
+
+    QUERYLOOP = "queryloop"
+    CLAUDE = "claude"
+
+
 @dataclass(frozen=True, slots=True)
 class FoundFile:
-    """One file that exists, and the scope it was found at."""
+    """One file that exists, the scope it was found at, and whose layout it is in."""
 
     path: Path
     scope: FileScope
+    layout: Layout = Layout.QUERYLOOP
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFolder:
+    """One folder of a kind (`agents`, `skills`, `commands`, …) at one scope and layout."""
+
+    path: Path
+    scope: FileScope
+    layout: Layout
+
+
+@dataclass(frozen=True, slots=True)
+class FolderSet:
+    """The folders of one kind that count, lowest precedence first, and what was left out."""
+
+    folders: tuple[ConfigFolder, ...]
+    untrusted: tuple[ConfigFolder, ...] = ()
+    """A project's folders that exist but were not used: the project is not trusted."""
+
+    def untrusted_notice(self, cwd: Path, what: str, names: Iterable[str]) -> str | None:
+        """The notice naming what an untrusted project's folders held (None if nothing)."""
+        listed = ", ".join(sorted(names))
+        if not listed:
+            return None
+        where = ", ".join(str(f.path) for f in self.untrusted)
+        return (
+            f"{cwd} is not a trusted folder, so its {what} were ignored ({where}: {listed}); "
+            "run `queryloop trust` (or pass --trust) in this folder to use them"
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class AgentFiles:
-    """The agent files to read, user files first (later ones win by name), and notices."""
+    """The agent files to read, lowest precedence first (later ones win by name), and notices."""
 
     files: tuple[FoundFile, ...]
     notices: tuple[str, ...] = ()
     """What was not used and why (an untrusted project's agent files)."""
 
 
-def agent_files(cwd: Path, *, user_home: Path, trusted: bool) -> AgentFiles:
-    """The user's agent files, then the project's when `trusted`; each folder sorted by name.
+def claude_home() -> Path:
+    """Claude Code's user folder: `$CLAUDE_CONFIG_DIR`, or `~/.claude`."""
+    value = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(value).expanduser() if value else Path.home() / CLAUDE_DIR
 
+
+def claude_managed_dir() -> Path:
+    """Claude Code's managed folder: `/etc/claude-code` (`$QUERYLOOP_CLAUDE_MANAGED_DIR`
+    moves it, for tests and unusual installs)."""
+    value = os.environ.get("QUERYLOOP_CLAUDE_MANAGED_DIR")
+    return Path(value).expanduser() if value else CLAUDE_MANAGED_DIR
+
+
+def config_folders(
+    cwd: Path, kind: str, *, user_home: Path, trusted: bool, claude_dir: Path | None = None
+) -> FolderSet:
+    """The `kind` folders (`agents`, `skills`, `commands`, …) that exist, lowest precedence
+    first: Claude Code's user folder, queryloop's, then (when `trusted`) Claude Code's
+    project folder, queryloop's. `user_home` is `$QUERYLOOP_HOME`; `claude_dir` is Claude Code's
+    user folder (default `claude_home()`)."""
+    candidates = [
+        ConfigFolder((claude_dir or claude_home()) / kind, FileScope.USER, Layout.CLAUDE),
+        ConfigFolder(user_home / kind, FileScope.USER, Layout.QUERYLOOP),
+        ConfigFolder(cwd / CLAUDE_DIR / kind, FileScope.PROJECT, Layout.CLAUDE),
+        ConfigFolder(cwd / PROJECT_DIR / kind, FileScope.PROJECT, Layout.QUERYLOOP),
+    ]
+    found = [f for f in candidates if f.path.is_dir()]
+    if trusted:
+        return FolderSet(tuple(found))
+    return FolderSet(
+        tuple(f for f in found if f.scope is FileScope.USER),
+        tuple(f for f in found if f.scope is FileScope.PROJECT),
+    )
+
+
+def agent_files(
+    cwd: Path, *, user_home: Path, trusted: bool, claude_dir: Path | None = None
+) -> AgentFiles:
+    """The agent files (`*.md`) of every agents folder, lowest precedence first (each folder
+    sorted by name): a project's agent wins over the user's of the same name, as in Claude
+    Code (code.claude.com/docs/en/sub-agents), and queryloop's over Claude Code's at one scope.
     An untrusted project's files are not listed; a notice names them.
     """
-    found = [FoundFile(p, FileScope.USER) for p in _markdown_files(user_home / AGENTS_DIR)]
-    project_dir = cwd / PROJECT_AGENTS_DIR
-    project = _markdown_files(project_dir)
-    if trusted:
-        return AgentFiles(tuple(found + [FoundFile(p, FileScope.PROJECT) for p in project]))
-    if not project:
-        return AgentFiles(tuple(found))
-    names = ", ".join(sorted(p.name for p in project))
-    notice = (
-        f"{cwd} is not a trusted folder, so its agent files were ignored ({project_dir}: "
-        f"{names}); run `queryloop trust` (or pass --trust) in this folder to use them"
+    folders = config_folders(
+        cwd, AGENTS_DIR, user_home=user_home, trusted=trusted, claude_dir=claude_dir
     )
-    return AgentFiles(tuple(found), (notice,))
+    found = [
+        FoundFile(path, folder.scope, folder.layout)
+        for folder in folders.folders
+        for path in _markdown_files(folder.path)
+    ]
+    names = [p.name for f in folders.untrusted for p in _markdown_files(f.path)]
+    notice = folders.untrusted_notice(cwd, "agent files", names)
+    return AgentFiles(tuple(found), (notice,) if notice else ())
 
 
-def skill_folders(cwd: Path, home: Path, *, trusted: bool) -> list[tuple[Path, FileScope]]:
-    """The skills folders to scan, highest precedence first (the project's only if trusted)."""
-    folders = [(home / SKILLS_DIR, FileScope.USER)]
-    if trusted:
-        folders.append((cwd / PROJECT_SKILLS_DIR, FileScope.PROJECT))
-    return folders
-
-
-def skill_files(cwd: Path, home: Path, *, trusted: bool) -> tuple[FoundFile, ...]:
-    """Every `<folder>/<skill>/SKILL.md`, highest precedence first, each folder sorted."""
+def skill_files(
+    cwd: Path, home: Path, *, trusted: bool, claude_dir: Path | None = None
+) -> tuple[FoundFile, ...]:
+    """Every `<folder>/<skill>/SKILL.md`, highest precedence first, each folder sorted: the
+    user's skills win over the project's (Claude Code: "personal skills win over project
+    skills", code.claude.com/docs/en/skills), queryloop's over Claude Code's at one scope."""
+    folders = config_folders(
+        cwd, SKILLS_DIR, user_home=home, trusted=trusted, claude_dir=claude_dir
+    )
     return tuple(
-        FoundFile(path, scope)
-        for folder, scope in skill_folders(cwd, home, trusted=trusted)
-        for path in _skill_files(folder)
+        FoundFile(path, folder.scope, folder.layout)
+        for folder in _skill_order(folders.folders)
+        for path in _skill_files(folder.path)
     )
+
+
+def _skill_order(folders: Iterable[ConfigFolder]) -> list[ConfigFolder]:
+    """User before project; within a scope queryloop's folder first (first wins)."""
+    rank = {FileScope.USER: 0, FileScope.PROJECT: 1}
+    return sorted(folders, key=lambda f: (rank[f.scope], f.layout is Layout.CLAUDE))
 
 
 def _markdown_files(folder: Path) -> list[Path]:
@@ -148,15 +240,7 @@ def _skill_files(folder: Path) -> Iterable[Path]:
 
 
 COMMANDS_DIR = "commands"
-CLAUDE_DIR = ".claude"
-"""Claude Code's folder, in the project (`<cwd>/.claude`) and in the home folder."""
 COMMAND_SUFFIX = ".md"
-
-
-def claude_home() -> Path:
-    """Claude Code's user folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude` (as Claude Code)."""
-    value = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(value).expanduser() if value else Path.home() / CLAUDE_DIR
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,9 @@
 environment. A broken file or entry becomes a problem message (path, line, column, fix); the
 other servers still load. The result is `McpServerConfig`s: the type belongs to the client
 (`tools.mcp.McpManager` takes them), the reading of files to this layer.
+
+Which of a project's `.mcp.json` servers start: in a trusted folder, those Claude Code's
+approval settings let through (`config.mcp_approval`); in an untrusted folder, none.
 """
 
 from __future__ import annotations

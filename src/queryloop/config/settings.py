@@ -1,21 +1,27 @@
 """Settings files: where they are, how they merge, and what went wrong reading them.
 
-Files, lowest precedence first (Claude Code's shapes and order):
+Files, lowest precedence first (Claude Code's shapes and order), Claude Code's layout read
+beside queryloop's at each scope, queryloop's file after it (it wins for single values):
 
-1. user: `$QUERYLOOP_HOME/settings.json` (QUERYLOOP_HOME defaults to `~/.queryloop`)
-2. project: `<cwd>/.queryloop/settings.json`
-3. local: `<cwd>/.queryloop/settings.local.json` (personal, not committed)
-4. managed: `$QUERYLOOP_MANAGED_SETTINGS`, default `/etc/queryloop/managed-settings.json`
-   (set by an administrator; always trusted, wins over the others)
+1. user: `$CLAUDE_CONFIG_DIR/settings.json` (`~/.claude`), then `$QUERYLOOP_HOME/settings.json`
+   (`~/.queryloop`)
+2. project: `<cwd>/.claude/settings.json`, then `<cwd>/.queryloop/settings.json`
+3. local: `<cwd>/.claude/settings.local.json`, then `<cwd>/.queryloop/settings.local.json`
+   (personal, not committed)
+4. managed: `/etc/claude-code/managed-settings.json` and its `managed-settings.d/*.json`, then
+   `$QUERYLOOP_MANAGED_SETTINGS` (default `/etc/queryloop/managed-settings.json`): set by an
+   administrator; always trusted, wins over the others
 
 Rule lists and hooks concatenate; `env` merges key by key; `model` and `permissions.defaultMode`
-take the last file that sets them. Every problem becomes a `SettingsProblem` naming the file,
-line and column and the fix. Settings fail closed: a file that cannot be read or parsed, a value
-of the wrong type and a rule that does not parse are *errors* (`Settings.errors`), and
-`config.workspace.load_workspace` refuses to run with any of them — nothing ever runs with
-fewer deny rules than the user wrote. An unknown key is a *warning*. An untrusted project (see
-`config.trust`) contributes only its deny rules and `model`; what it would have added is
-listed in `Settings.ignored`.
+take the last file that sets them (`config.merge`). Every problem becomes a `SettingsProblem`
+naming the file, line and column and the fix. Settings fail closed: a file that cannot be read
+or parsed, a value of the wrong type and a deny or ask rule that does not parse are *errors*
+(`Settings.errors`), and `config.workspace.load_workspace` refuses to run with any of them —
+nothing ever runs with fewer deny rules than the user wrote. An unknown key, a Claude Code key
+queryloop does not use (`config.claude_settings`) and an allow rule that does not parse
+(dropped: that never loosens anything) are *warnings*. An untrusted project (see
+`config.trust`) contributes only its deny rules and `model`, in either layout; what it would
+have added is listed in `Settings.ignored`.
 """
 
 from __future__ import annotations
@@ -28,14 +34,22 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..compact.policy import COMPACTION_NAMES, CompactionName
+from ..compact.policy import CompactionName
 from ..errors import ConfigError
-from ..hooks import HooksConfig, parse_hooks
-from ..permissions.modes import PermissionMode, parse_mode
-from ..permissions.rules import PermissionRule, RuleBehavior, RuleSet
-from .discovery import PROJECT_DIR, SettingSources
-from .plugins import EnabledPlugin, EnabledPluginsMerger
-from .sandbox import SandboxMerger, SandboxSettings
+from ..hooks import HooksConfig
+from ..permissions.modes import PermissionMode
+from ..permissions.rules import RuleSet
+from .discovery import (
+    CLAUDE_DIR,
+    PROJECT_DIR,
+    Layout,
+    SettingSources,
+    claude_home,
+    claude_managed_dir,
+)
+from .mcp_approval import McpJsonApproval
+from .plugins import EnabledPlugin
+from .sandbox import SandboxSettings
 
 if TYPE_CHECKING:
     from ..context.cache_ttl import CacheTtlSetting
@@ -58,6 +72,8 @@ class Severity(StrEnum):
 
 
 MANAGED_SETTINGS = Path("/etc/queryloop/managed-settings.json")
+CLAUDE_MANAGED_FILE = "managed-settings.json"
+CLAUDE_MANAGED_DROP_INS = "managed-settings.d"
 TOP_LEVEL_KEYS = frozenset(
     {
         "permissions",
@@ -71,9 +87,16 @@ TOP_LEVEL_KEYS = frozenset(
         "sandbox",
         "enabledPlugins",
         "$schema",
+        "enableAllProjectMcpServers",
+        "enabledMcpjsonServers",
+        "disabledMcpjsonServers",
+        "disableAllHooks",
+        "allowManagedHooksOnly",
+        "allowManagedPermissionRulesOnly",
     }
 )
-"""Keys settings files may hold; any other is a warning (add new settings here)."""
+"""Keys settings files may hold and queryloop implements (add new settings here); Claude
+Code's other keys are classified in `config.claude_settings`; any other is a warning."""
 PERMISSION_KEYS = frozenset(
     {
         "allow",
@@ -122,12 +145,27 @@ class SettingsProblem:
 
 
 @dataclass(frozen=True, slots=True)
+class SettingsSource:
+    """Where a settings file may be: its scope, path and layout."""
+
+    scope: SettingsScope
+    path: Path
+    layout: Layout = Layout.QUERYLOOP
+
+    @property
+    def is_project(self) -> bool:
+        """A project's own file (project or local scope): it needs trust to widen anything."""
+        return self.scope in (SettingsScope.PROJECT, SettingsScope.LOCAL)
+
+
+@dataclass(frozen=True, slots=True)
 class SettingsFile:
     """One settings file that was read."""
 
     scope: SettingsScope
     path: Path
     data: Mapping[str, Any]
+    layout: Layout = Layout.QUERYLOOP
 
 
 @dataclass(frozen=True)
@@ -144,6 +182,11 @@ class Settings:
     block_writes_outside: bool = False
     """`permissions.blockWritesOutsideWorkingDirectories: true` in any file."""
     hooks: HooksConfig = field(default_factory=HooksConfig)
+    """The hooks that run: none when `disableAllHooks` is on, only the managed files' with
+    `allowManagedHooksOnly` (managed settings)."""
+    hooks_off: str | None = None
+    """Why hooks beyond the managed files' do not run (`disableAllHooks` or
+    `allowManagedHooksOnly`): plugins' hooks stay off too. None: they run."""
     env: Mapping[str, str] = field(default_factory=dict)
     model: str | None = None
     tool_search: str | int | None = None
@@ -158,6 +201,8 @@ class Settings:
     """`"sandbox"`: the Bash sandbox (`config.sandbox`, docs/sandbox.md)."""
     enabled_plugins: Mapping[str, EnabledPlugin] = field(default_factory=dict)
     """`"enabledPlugins"` of the trusted files (`config.plugins`, docs/plugins.md)."""
+    mcp_json: McpJsonApproval = field(default_factory=McpJsonApproval)
+    """Which of a trusted project's `.mcp.json` servers start (Claude Code's approval keys)."""
     files: tuple[SettingsFile, ...] = ()
     problems: tuple[SettingsProblem, ...] = ()
     ignored: tuple[str, ...] = ()
@@ -188,14 +233,38 @@ def managed_settings_path() -> Path:
     return Path(value).expanduser() if value else MANAGED_SETTINGS
 
 
-def settings_paths(cwd: Path, user_home: Path | None = None) -> list[tuple[SettingsScope, Path]]:
-    """The settings files that apply in `cwd`, lowest precedence first."""
-    project = cwd / PROJECT_DIR
+def claude_managed_paths() -> list[Path]:
+    """Claude Code's managed settings: `managed-settings.json`, then the `*.json` files of
+    `managed-settings.d/` in name order, hidden ones left out (code.claude.com/docs/en/settings:
+    the drop-ins merge alphabetically on top of the base file)."""
+    folder = claude_managed_dir()
+    drop_ins = folder / CLAUDE_MANAGED_DROP_INS
+    extra = sorted(drop_ins.glob("*.json")) if drop_ins.is_dir() else []
+    return [folder / CLAUDE_MANAGED_FILE, *(p for p in extra if not p.name.startswith("."))]
+
+
+def settings_paths(
+    cwd: Path, user_home: Path | None = None, *, claude_dir: Path | None = None
+) -> list[SettingsSource]:
+    """The settings files that apply in `cwd`, lowest precedence first: at each scope Claude
+    Code's file, then queryloop's. `claude_dir` is Claude Code's user folder (default
+    `$CLAUDE_CONFIG_DIR` or `~/.claude`)."""
+    user, project, local, managed = (
+        SettingsScope.USER,
+        SettingsScope.PROJECT,
+        SettingsScope.LOCAL,
+        SettingsScope.MANAGED,
+    )
+    claude, ours = Layout.CLAUDE, Layout.QUERYLOOP
     return [
-        (SettingsScope.USER, user_settings_path(user_home)),
-        (SettingsScope.PROJECT, project / "settings.json"),
-        (SettingsScope.LOCAL, project / "settings.local.json"),
-        (SettingsScope.MANAGED, managed_settings_path()),
+        SettingsSource(user, (claude_dir or claude_home()) / "settings.json", claude),
+        SettingsSource(user, user_settings_path(user_home), ours),
+        SettingsSource(project, cwd / CLAUDE_DIR / "settings.json", claude),
+        SettingsSource(project, cwd / PROJECT_DIR / "settings.json", ours),
+        SettingsSource(local, cwd / CLAUDE_DIR / "settings.local.json", claude),
+        SettingsSource(local, cwd / PROJECT_DIR / "settings.local.json", ours),
+        *(SettingsSource(managed, p, claude) for p in claude_managed_paths()),
+        SettingsSource(managed, managed_settings_path(), ours),
     ]
 
 
@@ -225,310 +294,27 @@ def load_settings(
     *,
     user_home: Path | None = None,
     trusted: bool,
+    claude_dir: Path | None = None,
     sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
 ) -> Settings:
-    """Read and merge the user, project and local settings for `cwd`.
+    """Read and merge the user, project, local and managed settings for `cwd`, both layouts.
 
-    `user_home` is the queryloop home folder (default `$QUERYLOOP_HOME` or `~/.queryloop`).
-    When `trusted` is False the project and local files contribute only deny rules and `model`.
-    A scope `sources` leaves out is not read at all (its deny rules do not apply either, as
-    with Claude Code's `--setting-sources`); the managed settings always are.
+    `user_home` is the queryloop home folder (default `$QUERYLOOP_HOME` or `~/.queryloop`);
+    `claude_dir` Claude Code's (default `$CLAUDE_CONFIG_DIR` or `~/.claude`). When `trusted`
+    is False the project and local files contribute only deny rules and `model`. A scope
+    `sources` leaves out is not read at all, in either layout (its deny rules do not apply
+    either, as with Claude Code's `--setting-sources`); the managed settings always are.
     """
-    merger = _Merger(cwd)
-    for scope, path in settings_paths(cwd, user_home):
-        if not sources.reads(scope.value):
+    from .merge import SettingsMerger
+
+    merger = SettingsMerger(cwd)
+    for source in settings_paths(cwd, user_home, claude_dir=claude_dir):
+        if not sources.reads(source.scope.value):
             continue
-        data, problem = read_settings_file(path)
+        data, problem = read_settings_file(source.path)
         if problem is not None:
             merger.problems.append(problem)
         if data is not None:
-            is_project = scope in (SettingsScope.PROJECT, SettingsScope.LOCAL)
-            merger.add(SettingsFile(scope, path, data), trusted=trusted or not is_project)
+            file = SettingsFile(source.scope, source.path, data, source.layout)
+            merger.add(file, trusted=trusted or not source.is_project)
     return merger.result()
-
-
-class _Merger:
-    """Accumulates files in precedence order; each `add` validates one file's keys."""
-
-    def __init__(self, cwd: Path) -> None:
-        self.cwd = cwd
-        self.rules = RuleSet()
-        self.default_mode: PermissionMode | None = None
-        self.dirs: list[Path] = []
-        self.flags: dict[str, bool] = {}
-        self.hooks = HooksConfig()
-        self.env: dict[str, str] = {}
-        self.model: str | None = None
-        self.tool_search: str | int | None = None
-        self.compaction: CompactionName | None = None
-        self.cache_ttl: CacheTtlSetting | None = None
-        self.trusted_folders: list[Path] = []
-        self.sandbox = SandboxMerger()
-        self.plugins = EnabledPluginsMerger()
-        self.files: list[SettingsFile] = []
-        self.problems: list[SettingsProblem] = []
-        self.ignored: list[str] = []
-        self.origins: dict[str, Path] = {}
-        self._text: str = ""
-
-    def result(self) -> Settings:
-        return Settings(
-            rules=self.rules,
-            default_mode=self.default_mode,
-            additional_directories=tuple(self.dirs),
-            disable_bypass_mode=self.flags.get("disable_bypass_mode", False),
-            deny_instead_of_prompting=self.flags.get("deny_instead_of_prompting", False),
-            block_writes_outside=self.flags.get("block_writes_outside", False),
-            hooks=self.hooks,
-            env=dict(self.env),
-            model=self.model,
-            tool_search=self.tool_search,
-            compaction=self.compaction,
-            cache_ttl=self.cache_ttl,
-            trusted_folders=tuple(self.trusted_folders),
-            sandbox=self.sandbox.result(),
-            enabled_plugins=self.plugins.result(),
-            files=tuple(self.files),
-            problems=tuple(self.problems),
-            ignored=tuple(self.ignored),
-            origins=dict(self.origins),
-        )
-
-    def add(self, file: SettingsFile, *, trusted: bool) -> None:
-        self.files.append(file)
-        try:
-            self._text = file.path.read_text(encoding="utf-8")
-        except OSError:
-            self._text = ""
-        project = file.scope in (SettingsScope.PROJECT, SettingsScope.LOCAL)
-        root = self.cwd if project else file.path.parent
-        data = file.data
-        self._unknown_keys(file, data, TOP_LEVEL_KEYS, "")
-        self._add_permissions(file, data.get("permissions", {}), root, trusted)
-        self._add_hooks(file, data.get("hooks"), trusted)
-        self._add_env(file, data.get("env"), trusted)
-        model = data.get("model")
-        if model is not None:
-            if isinstance(model, str):
-                self.model = model
-                self.origins["model"] = file.path
-            else:
-                self._problem(file, "model", "'model' must be a string")
-        self._add_tool_search(file, data.get("toolSearch"))
-        self._add_compaction(file, data.get("compaction"), trusted)
-        self._add_cache_ttl(file, data.get("cacheTtl"), trusted)
-        self._add_sandbox(file, data.get("sandbox"), root, trusted)
-        self.plugins.add(
-            data.get("enabledPlugins"),
-            source=file.path,
-            trusted=trusted,
-            problem=lambda key, message: self._problem(file, key, message),
-            ignore=lambda text: self.ignored.append(f"{file.path}: {text}"),
-        )
-        if file.scope is SettingsScope.USER:  # a project can never trust itself
-            folders = self._str_list(file, data, "trustedFolders")
-            self.trusted_folders.extend(Path(f).expanduser() for f in folders)
-
-    def _add_sandbox(self, file: SettingsFile, raw: object, root: Path, trusted: bool) -> None:
-        """The `sandbox` key (`config.sandbox`): an untrusted project may only tighten it."""
-
-        def problem(key: str, message: str, is_error: bool) -> None:
-            self._problem(file, key, message, Severity.ERROR if is_error else Severity.WARNING)
-
-        self.sandbox.add(
-            raw,
-            root=root,
-            trusted=trusted,
-            managed=file.scope is SettingsScope.MANAGED,
-            problem=problem,
-            ignore=lambda text: self.ignored.append(f"{file.path}: {text}"),
-        )
-
-    def _add_tool_search(self, file: SettingsFile, value: object) -> None:
-        if value is None:
-            return
-        from ..context.tool_search import parse_tool_search
-
-        try:
-            if not isinstance(value, str | int):
-                raise ConfigError(f"{value!r} is not a string or a token count")
-            parse_tool_search(value)
-        except ConfigError as exc:
-            # only when MCP tools are deferred: shown, but no reason to stop the run
-            self._problem(file, "toolSearch", f"'toolSearch': {exc}", Severity.WARNING)
-            return
-        self.tool_search = value
-
-    def _add_compaction(self, file: SettingsFile, value: object, trusted: bool) -> None:
-        """`"compaction"`: a policy name; anything else is an error (a user who asked for
-        economy must not pay for the default without knowing). An untrusted project's is
-        ignored, like everything but its deny rules and model."""
-        if value is None:
-            return
-        if value not in COMPACTION_NAMES:
-            names = " or ".join(f'"{n}"' for n in COMPACTION_NAMES)
-            self._problem(file, "compaction", f"'compaction' must be {names}, not {value!r}")
-        elif not trusted:
-            self.ignored.append(f"{file.path}: compaction {value}")
-        else:
-            self.compaction = value
-            self.origins["compaction"] = file.path
-
-    def _add_cache_ttl(self, file: SettingsFile, value: object, trusted: bool) -> None:
-        """`"cacheTtl"`: "5m", "1h" or "auto"; anything else is an error (a user who asked for
-        hour-long entries must not pay for expired ones without knowing). An untrusted
-        project's is ignored, like `compaction`: it would change what the user pays."""
-        if value is None:
-            return
-        from ..context.cache_ttl import parse_cache_ttl
-
-        try:
-            ttl = parse_cache_ttl(value)
-        except ConfigError as exc:
-            self._problem(file, "cacheTtl", f"'cacheTtl': {exc}")
-            return
-        if not trusted:
-            self.ignored.append(f"{file.path}: cacheTtl {ttl}")
-        else:
-            self.cache_ttl = ttl
-            self.origins["cacheTtl"] = file.path
-
-    def _unknown_keys(
-        self, file: SettingsFile, data: Mapping[str, Any], known: frozenset[str], where: str
-    ) -> None:
-        for key in data:
-            if key not in known:
-                self._problem(file, key, f"unknown key {where}{key!r} (ignored)", Severity.WARNING)
-
-    def _add_permissions(self, file: SettingsFile, raw: object, root: Path, trusted: bool) -> None:
-        if not isinstance(raw, Mapping):
-            self._problem(file, "permissions", "'permissions' must be an object")
-            return
-        self._unknown_keys(file, raw, PERMISSION_KEYS, "in 'permissions': ")
-        for behavior in ("deny", "ask", "allow"):
-            rules = self._rules(file, raw, behavior, root)
-            if behavior == "deny" or trusted:
-                self.rules = self.rules.merged(_ruleset(behavior, rules))
-            elif rules:
-                self.ignored.append(f"{file.path}: {behavior} rules " + ", ".join(map(str, rules)))
-        self._add_mode(file, raw.get("defaultMode"), trusted)
-        self._add_flags(file, raw)
-        dirs = self._str_list(file, raw, "additionalDirectories")
-        if dirs and not trusted:
-            self.ignored.append(f"{file.path}: additionalDirectories " + ", ".join(dirs))
-        elif dirs:
-            self.dirs.extend((root / Path(d).expanduser()) for d in dirs)
-
-    def _add_flags(self, file: SettingsFile, raw: Mapping[str, Any]) -> None:
-        """The tightening switches: read from every file, trusted or not (they can only
-        take permission away), and never turned off again by a later file."""
-        disable = raw.get("disableBypassPermissionsMode")
-        if disable == "disable":
-            self.flags["disable_bypass_mode"] = True
-        elif disable is not None:
-            self._problem(
-                file,
-                "disableBypassPermissionsMode",
-                "'disableBypassPermissionsMode' must be \"disable\" (Claude Code's only value)",
-            )
-        for key, name in TIGHTENING_FLAGS.items():
-            value = raw.get(key)
-            if isinstance(value, bool):
-                self.flags[name] = self.flags.get(name, False) or value
-            elif value is not None:
-                self._problem(file, key, f"'{key}' must be true or false")
-
-    def _add_mode(self, file: SettingsFile, value: object, trusted: bool) -> None:
-        if value is None:
-            return
-        try:
-            mode = parse_mode(value) if isinstance(value, str) else parse_mode(repr(value))
-        except ConfigError as exc:
-            self._problem(file, "defaultMode", str(exc))
-            return
-        if not trusted:
-            self.ignored.append(f"{file.path}: defaultMode {mode.value}")
-            return
-        self.default_mode = mode
-        self.origins["defaultMode"] = file.path
-
-    def _rules(
-        self, file: SettingsFile, raw: Mapping[str, Any], behavior: RuleBehavior, root: Path
-    ) -> list[PermissionRule]:
-        rules: list[PermissionRule] = []
-        for text in self._str_list(file, raw, behavior):
-            try:
-                rules.append(PermissionRule.parse(text, behavior, source=str(file.path), root=root))
-            except ConfigError as exc:
-                self._problem(file, text, str(exc))
-        return rules
-
-    def _add_hooks(self, file: SettingsFile, raw: object, trusted: bool) -> None:
-        if raw is None:
-            return
-        from .hook_conditions import RuleCondition
-
-        root = self.cwd if file.scope in (SettingsScope.PROJECT, SettingsScope.LOCAL) else None
-
-        def condition(text: str) -> RuleCondition:
-            return RuleCondition.parse(text, source=str(file.path), root=root)
-
-        hooks, problems = parse_hooks(raw, source=str(file.path), parse_condition=condition)
-        for problem in problems:  # Claude Code's keys never fail closed; its bad values do
-            text = problem.message.removeprefix(f"{file.path}: ")
-            severity = Severity.ERROR if problem.fatal else Severity.WARNING
-            self._problem(file, "hooks", text, severity)
-        if trusted:
-            self.hooks = self.hooks.merged(hooks)
-        elif hooks.count():
-            self.ignored.append(f"{file.path}: hooks " + "; ".join(hooks.describe()))
-
-    def _add_env(self, file: SettingsFile, raw: object, trusted: bool) -> None:
-        if raw is None:
-            return
-        if not isinstance(raw, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in raw.items()
-        ):
-            self._problem(file, "env", "'env' must be an object of string values")
-            return
-        if not trusted:
-            if raw:
-                self.ignored.append(f"{file.path}: env " + ", ".join(sorted(raw)))
-            return
-        for key, value in raw.items():
-            self.env[key] = value
-            self.origins[f"env.{key}"] = file.path
-
-    def _str_list(self, file: SettingsFile, raw: Mapping[str, Any], key: str) -> list[str]:
-        value = raw.get(key)
-        if value is None:
-            return []
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self._problem(file, key, f"'{key}' must be a list of strings")
-            return []
-        return list(value)
-
-    def _problem(
-        self, file: SettingsFile, key: str, message: str, severity: Severity = Severity.ERROR
-    ) -> None:
-        line, column = _locate(self._text, key)
-        self.problems.append(SettingsProblem(file.path, message, line, column, severity))
-
-
-def _ruleset(behavior: str, rules: list[PermissionRule]) -> RuleSet:
-    found = tuple(rules)
-    if behavior == "allow":
-        return RuleSet(allow=found)
-    return RuleSet(ask=found) if behavior == "ask" else RuleSet(deny=found)
-
-
-def _locate(text: str, key: str) -> tuple[int, int]:
-    """Line and column of the first `"key"` in the file (JSON has no positions after parsing);
-    1:1 when it cannot be found (an escaped spelling)."""
-    index = text.find(json.dumps(key))
-    if index < 0:
-        index = text.find(json.dumps(key, ensure_ascii=False))
-    if index < 0:
-        return 1, 1
-    line = text.count("\n", 0, index) + 1
-    return line, index - (text.rfind("\n", 0, index) + 1) + 1

@@ -1,8 +1,9 @@
 """The workspace: everything read from the files around a working folder, in one call.
 
-`load_workspace` decides trust (`config.trust`), merges the settings files
-(`config.settings`), reads the project's `.mcp.json` and any `--mcp-config` files
-(`config.mcp`), loads the plugins (`--plugin-dir` and the trusted settings' `enabledPlugins`,
+`load_workspace` decides trust (`config.trust`), merges the settings files of both layouts
+(`config.settings`), reads the project's `.mcp.json` (the servers Claude Code's approval
+settings let start, `config.mcp_approval`) and any `--mcp-config` files (`config.mcp`), loads
+the plugins (`--plugin-dir` and the trusted settings' `enabledPlugins`,
 `config.plugins`: their hooks join the settings' hooks, their MCP servers the others) and
 adds the command line's `--allowed-tools`/`--disallowed-tools`. It fails closed: the run
 does not start with a settings, MCP config or plugin file it cannot use.
@@ -19,6 +20,7 @@ from ..permissions.rules import RuleSet
 from ..tools.mcp_server import McpServerConfig
 from .discovery import SettingSources, claude_home
 from .mcp import MCP_JSON, load_mcp_config, parse_server
+from .mcp_approval import approved_servers
 from .plugins import PluginSet, load_plugins
 from .settings import Settings, SettingsProblem, load_settings, queryloop_home
 from .trust import TRUST_HINT, is_trusted
@@ -62,6 +64,7 @@ def load_workspace(
     cwd: Path,
     *,
     user_home: Path | None = None,
+    claude_dir: Path | None = None,
     trust_override: bool | None = None,
     mcp_config_files: Sequence[Path] = (),
     allowed_tools: Sequence[str] = (),
@@ -73,6 +76,7 @@ def load_workspace(
 ) -> Workspace:
     """The effective settings, MCP servers and notices for `cwd`, in one call.
 
+    `claude_dir`: Claude Code's user folder (default `$CLAUDE_CONFIG_DIR` or `~/.claude`).
     `trust_override`: True/False force trust for this run (the CLI's `--trust` records it with
     `trust_folder` too); None consults the recorded trusted folders. `mcp_config_files`,
     `allowed_tools` and `disallowed_tools` come from the command line and are always applied;
@@ -87,7 +91,10 @@ def load_workspace(
     """
     home = user_home or queryloop_home()
     trusted = is_trusted(cwd, home) if trust_override is None else trust_override
-    settings = load_settings(cwd, user_home=home, trusted=trusted, sources=sources)
+    claude = claude_dir or claude_home()
+    settings = load_settings(
+        cwd, user_home=home, trusted=trusted, claude_dir=claude, sources=sources
+    )
     problems: list[SettingsProblem | str] = list(settings.problems)
     ignored = list(settings.ignored)
 
@@ -95,8 +102,10 @@ def load_workspace(
     project_servers, mcp_problems = load_mcp_config(cwd / MCP_JSON)
     (errors if trusted else problems).extend(mcp_problems)
     servers: dict[str, McpServerConfig] = {}
+    held: list[str] = []
     if trusted:
-        servers.update(project_servers)
+        approved, held = approved_servers(project_servers, settings.mcp_json)
+        servers.update(approved)
     elif project_servers:
         ignored.append(f"{cwd / MCP_JSON}: MCP servers " + ", ".join(sorted(project_servers)))
     for extra in mcp_config_files:
@@ -106,7 +115,7 @@ def load_workspace(
         found, extra_problems = load_mcp_config(extra)
         servers.update(found)
         errors.extend(extra_problems)
-    plugins = load_plugins(plugin_dirs, settings.enabled_plugins, home=home, claude=claude_home())
+    plugins = load_plugins(plugin_dirs, settings.enabled_plugins, home=home, claude=claude)
     errors.extend(plugins.errors)
     servers.update(plugins.mcp_servers())
     for name, raw in (mcp_servers or {}).items():
@@ -121,7 +130,8 @@ def load_workspace(
     cli_rules = RuleSet.from_strings(
         allow=allowed_tools, deny=disallowed_tools, source="command line", root=cwd
     )
-    hooks = settings.hooks.merged(plugins.hooks())
+    plugin_hooks = plugins.hooks()
+    hooks = settings.hooks if settings.hooks_off else settings.hooks.merged(plugin_hooks)
     known = settings.additional_directories
     dirs = (*known, *(d for d in add_dirs if d not in known))
     settings = replace(
@@ -132,6 +142,13 @@ def load_workspace(
     )
     notices = [f"settings warning: {p}" for p in problems]
     notices.extend(f"plugin: {n}" for n in plugins.notices)
+    if settings.hooks_off and plugin_hooks.count():
+        notices.append(f"plugin: the plugins' hooks do not run ({settings.hooks_off})")
+    if held:
+        notices.append(
+            f"{cwd / MCP_JSON}: MCP servers not started, as the settings say "
+            "(disabledMcpjsonServers, or not in enabledMcpjsonServers): " + ", ".join(held)
+        )
     if ignored:
         notices.append(
             f"{cwd} is not a trusted folder, so its project settings were ignored (deny rules "

@@ -17,9 +17,11 @@ Format: https://agentskills.io/specification (`name`: lowercase letters, digits 
 at most 64 characters; `description`: at most 1024 characters), as Claude Code reads it
 (https://code.claude.com/docs/en/skills: `name` defaults to the folder name, `description`
 to the first paragraph of the body; personal skills win over project skills of the same
-name). Folders: `$QUERYLOOP_HOME/skills/` (the user's) and `<cwd>/.queryloop/skills/` (the
-project's, only in a trusted workspace: a cloned repository's skills are instructions from a
-stranger). `config.discovery` finds the files; this module reads and parses them.
+name). Folders: `$QUERYLOOP_HOME/skills/` and `~/.claude/skills/` (the user's) and
+`<cwd>/.queryloop/skills/` and `<cwd>/.claude/skills/` (the project's, only in a trusted
+workspace: a cloned repository's skills are instructions from a stranger); at one scope
+queryloop's folder wins over Claude Code's. `config.discovery` finds the files; this module
+reads and parses them.
 
 Claude Code merged custom commands into skills ("a file at `.claude/commands/deploy.md` and a
 skill at `.claude/skills/deploy/SKILL.md` both create `/deploy` and work the same way"), and
@@ -162,7 +164,7 @@ def load_skills(
     problems: list[SkillProblem] = []
     commands = sources.keep(command_files(cwd, home, claude, trusted=trusted))
     user_commands, project_commands = _by_scope(commands)
-    skills = sources.keep(skill_files(cwd, home, trusted=trusted))
+    skills = sources.keep(skill_files(cwd, home, trusted=trusted, claude_dir=claude))
     ordered: list[_Candidate] = [
         *(_Candidate(f.path, f.scope) for f in skills if f.scope is FileScope.USER),
         *(_Candidate(c.path, c.scope, c.name) for c in user_commands),
