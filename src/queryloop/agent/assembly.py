@@ -22,7 +22,7 @@ from ..compact.policy import CachePrices, policy_named
 from ..compact.summarizer import provider_summarizer
 from ..config.discovery import SettingSources
 from ..config.memory import SessionContext
-from ..config.settings import managed_settings_path
+from ..config.settings import claude_protected_entries, managed_settings_path
 from ..config.workspace import Workspace, load_workspace
 from ..context import RequestBuilder
 from ..context.cache_ttl import CacheTtlSetting
@@ -396,6 +396,7 @@ def build_sandbox(
         home=Path.home(),
         config_home=home,
         managed_settings=managed_settings_path(),
+        extra=claude_protected_entries(),
     )
     policy = SandboxPolicy(
         allow_write=(*config.allow_write, *workspace.settings.additional_directories),
@@ -478,6 +479,7 @@ def build_permission_context(
         developer_tools=frozenset(t.name for t in options.tools),
         config_home=home,
         managed_settings=managed_settings_path(),
+        extra_protected=claude_protected_entries(),
         disable_bypass=settings.disable_bypass_mode,
         deny_instead_of_prompting=settings.deny_instead_of_prompting,
         block_writes_outside=settings.block_writes_outside,

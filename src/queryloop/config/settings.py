@@ -38,6 +38,7 @@ from ..compact.policy import CompactionName
 from ..errors import ConfigError
 from ..hooks import HooksConfig
 from ..permissions.modes import PermissionMode
+from ..permissions.protected import ProtectedEntry
 from ..permissions.rules import RuleSet
 from .discovery import (
     CLAUDE_DIR,
@@ -231,6 +232,16 @@ def managed_settings_path() -> Path:
     """`$QUERYLOOP_MANAGED_SETTINGS`, or `/etc/queryloop/managed-settings.json`."""
     value = os.environ.get("QUERYLOOP_MANAGED_SETTINGS")
     return Path(value).expanduser() if value else MANAGED_SETTINGS
+
+
+def claude_protected_entries(claude_dir: Path | None = None) -> tuple[ProtectedEntry, ...]:
+    """Claude Code's folders this layer reads from outside the working folders, as protected
+    paths: its user folder (`$CLAUDE_CONFIG_DIR`; `~/.claude` is protected anyway) and its
+    managed folder (settings, drop-ins, managed CLAUDE.md)."""
+    return (
+        ProtectedEntry(claude_dir or claude_home(), True, "Claude Code settings"),
+        ProtectedEntry(claude_managed_dir(), True, "Claude Code managed settings"),
+    )
 
 
 def claude_managed_paths() -> list[Path]:

@@ -63,7 +63,7 @@ from ..tools.base import (
 )
 from . import bash, guard, paths, write_guard
 from .modes import EDIT_TOOLS, FILE_TOOLS, PermissionMode, parse_mode
-from .protected import ProtectedPaths, protected_paths
+from .protected import ProtectedEntry, ProtectedPaths, protected_paths
 from .rules import MatchContext, PermissionRule, RuleSet
 from .write_guard import ProtectedWrite
 
@@ -170,6 +170,8 @@ class PermissionContext:
     and memory are protected paths."""
     managed_settings: Path | None = None
     """The managed settings file (a protected path); default `DEFAULT_MANAGED_SETTINGS`."""
+    extra_protected: tuple[ProtectedEntry, ...] = ()
+    """More protected entries from the configuration layer (Claude Code's folders)."""
     disable_bypass: bool = False
     """`permissions.disableBypassPermissionsMode: "disable"`: bypassPermissions cannot be
     entered (constructing or switching to it raises ConfigError)."""
@@ -206,6 +208,7 @@ class PermissionContext:
                 home=self.home,
                 config_home=self.config_home or self.home / ".queryloop",
                 managed_settings=self.managed_settings or DEFAULT_MANAGED_SETTINGS,
+                extra=self.extra_protected,
             )
             self._protected[key] = found
         return found

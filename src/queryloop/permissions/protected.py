@@ -202,10 +202,13 @@ def protected_paths(
     home: Path,
     config_home: Path,
     managed_settings: Path,
+    extra: Sequence[ProtectedEntry] = (),
 ) -> ProtectedPaths:
     """The protected set for a session in `working_dirs` (its start folder, cwd and the
     additional directories), the user's `home`, the queryloop home `config_home`
-    (`$QUERYLOOP_HOME`) and the managed settings file."""
+    (`$QUERYLOOP_HOME`), the managed settings file and `extra` entries the configuration
+    layer reads besides (Claude Code's user folder where `$CLAUDE_CONFIG_DIR` moves it, its
+    managed folder: `config.discovery.claude_protected_entries`)."""
     entries: dict[Path, ProtectedEntry] = {}
 
     def add(path: Path, is_dir: bool, why: str) -> None:
@@ -222,6 +225,8 @@ def protected_paths(
     add(managed_settings, False, "managed settings")
     for path, is_dir, why in _SYSTEM:
         add(Path(path), is_dir, why)
+    for entry in extra:
+        add(entry.path, entry.is_dir, entry.why)
     roots = tuple(dict.fromkeys(Path(_literal(d)) for d in working_dirs))
     return ProtectedPaths(tuple(entries.values()), roots)
 
