@@ -1,9 +1,10 @@
 """Claude Code's configuration, as its users' projects carry it, through the real `queryloop`
 command in print mode against a scripted model over HTTP (issue 22, deliverable 1).
 
-A project whose only configuration is Claude Code's (`.claude/settings.json`,
+A project whose only configuration is Claude Code's (`.claude/settings.json`, `CLAUDE.md`,
 `.claude/agents/`, `.claude/skills/`) gets what Claude Code would give it: the deny rule is in
-force, the agent is offered and the skill is listed. The allow
+force, the memory (with its `@path` import) reaches the model, the agent is offered and the
+skill is listed. The allow
 rules Claude Code itself writes with an open quote load with a warning; a deny rule like them
 still stops the run with file:line:column.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "cli"))
-from cli_helpers import json_lines, project, run_cli
+from cli_helpers import json_lines, project, run_cli, user_texts
 
 from queryloop.testing import MessagesServer, text, tool_use, turn
 
@@ -56,6 +57,22 @@ def test_a_claude_deny_rule_refuses_the_command(tmp_path: Path) -> None:
     assert results and results[0]["is_error"]
     assert "Bash(rm -rf:*)" in json.dumps(results[0]["content"])
     assert str(folder / ".claude" / "settings.json") in json.dumps(results[0]["content"])
+
+
+def test_claude_md_reaches_the_first_request(tmp_path: Path) -> None:
+    folder = project(tmp_path)
+    (folder / "CLAUDE.md").write_text("Always answer in haiku.\n@docs/style.md\n")
+    (folder / "docs").mkdir()
+    (folder / "docs" / "style.md").write_text("Indent with tabs.\n")
+    (folder / "CLAUDE.local.md").write_text("My sandbox is at http://localhost:3000.\n")
+    with MessagesServer([turn(text("ok"))]) as server:
+        done = run_cli(server.base_url, tmp_path, "-p", "hi")
+        first = "\n".join(user_texts(server.requests[0]))
+    assert done.returncode == 0, done.stderr
+    assert "Always answer in haiku." in first
+    assert "Indent with tabs." in first  # the @import
+    assert "My sandbox is at http://localhost:3000." in first
+    assert "user's private project instructions, not checked in" in first
 
 
 def test_a_claude_agent_is_offered_and_a_claude_skill_listed(tmp_path: Path) -> None:

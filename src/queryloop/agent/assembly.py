@@ -21,12 +21,13 @@ from ..compact import CompactConfig, CompactionPipeline
 from ..compact.policy import CachePrices, policy_named
 from ..compact.summarizer import provider_summarizer
 from ..config.discovery import SettingSources
-from ..config.memory import SessionContext
+from ..config.memory import SessionContext, project_root
 from ..config.settings import claude_protected_entries, managed_settings_path
 from ..config.workspace import Workspace, load_workspace
 from ..context import RequestBuilder
 from ..context.cache_ttl import CacheTtlSetting
 from ..context.facts import SessionFacts, derive_facts
+from ..context.memory_imports import ImportPolicy
 from ..context.queue import PromptQueue
 from ..context.tool_search import parse_tool_search, plan_deferral
 from ..errors import ConfigError
@@ -35,6 +36,7 @@ from ..loop.summaries import SUMMARY_PURPOSE, ModelSummarizer, default_summary_m
 from ..permissions import PermissionChecker, PermissionContext, PermissionMode, parse_mode
 from ..permissions.checker import BYPASS_DISABLED
 from ..permissions.protected import ProtectedPaths, protected_paths
+from ..permissions.rules import MatchContext
 from ..providers.base import ModelProvider
 from ..providers.factory import choose_provider, provider_for
 from ..providers.models import ModelInfo, get_model_info
@@ -135,8 +137,10 @@ async def assemble(
     permission_context = build_permission_context(options, workspace, home, sandbox)
     hooks = build_hooks(options, workspace, session, permission_context, notices, model, telemetry)
     permission = build_permission(options, permission_context, hooks)
-    context = SessionContext(options.cwd, user_home=home, sources=workspace.sources)
-    facts, current_facts = build_facts(context, model, resumed)
+    session_context = build_session_context(options, workspace, home)
+    for notice in session_context.memory_notices():
+        notices.add(notice)
+    facts, current_facts = build_facts(session_context, model, resumed)
     limits = build_output_limits(options, model.info)
     thread_options = build_thread_options(
         options, model.name, tools, facts, limits,
@@ -174,6 +178,7 @@ async def assemble(
         prompt_queue=prompt_queue if prompt_queue is not None else PromptQueue(), mcp=mcp,
         hooks=hooks, facts=facts, current_facts=current_facts,
         nested_memory=workspace.sources.project,
+        memory_imports=session_context.policy,
     )  # fmt: skip
     params = main.query_params(
         tool_hooks=CheckpointingHooks(hooks, checkpoints),  # Write/Edit/MultiEdit snapshots
@@ -195,7 +200,22 @@ async def assemble(
         skills=skills, checkpoints=checkpoints, notices=notices, timing=timing,
         telemetry=telemetry, trace=trace, exit_stack=exit_stack, mcp=mcp,
         settings_watch=build_settings_watch(workspace), facts=facts,
+        memory=tuple(session_context.memory_files()),
     )  # fmt: skip
+
+
+def build_session_context(
+    options: AgentOptions, workspace: Workspace, home: Path
+) -> SessionContext:
+    """The session's git snapshot and memory. Memory `@path` imports follow the workspace:
+    outside the project only in a trusted folder, and never a file a Read deny rule covers."""
+    rules, cwd = workspace.settings.rules, options.cwd
+
+    def denied(path: Path) -> bool:
+        return rules.find("deny", "Read", str(path), MatchContext(cwd, Path.home())) is not None
+
+    policy = ImportPolicy(project_root(cwd), external=workspace.trusted, denied=denied)
+    return SessionContext(cwd, user_home=home, policy=policy, sources=workspace.sources)
 
 
 def build_exit_stack(mcp: McpManager | None, model: ModelChoice) -> AsyncExitStack:

@@ -12,6 +12,7 @@ from ..compact import CompactionPipeline
 from ..context import AttachmentContext, RequestBuilder, get_attachment_messages
 from ..context.facts import SessionFacts
 from ..context.kinds import AttachmentType
+from ..context.memory_imports import ImportPolicy
 from ..context.queue import PromptQueue
 from ..hooks import HookEvent, HookRunner
 from ..messages.blocks import TextBlock
@@ -38,13 +39,16 @@ class SessionAttachments:
     prompt_queue: PromptQueue
     mcp: McpManager | None = None
     hooks: HookRunner | None = None
-    """InstructionsLoaded hooks hear of the nested memory files attached (`nested_traversal`)."""
+    """InstructionsLoaded hooks hear of the nested memory files attached (`nested_traversal`;
+    `include` for a file one of them imported)."""
     facts: SessionFacts | None = None
     """What the session's prefix was built from (`context.facts`)."""
     current_facts: SessionFacts | None = None
     """The same facts as this process found them: a difference is told by a fact delta."""
     nested_memory: bool = True
     """Whether subfolders' memory files are announced (the project's files are read)."""
+    memory_imports: ImportPolicy | None = None
+    """Which `@path` imports of nested memory files are followed (the session's policy)."""
 
     async def prompt(
         self, prompt: str, earlier: Sequence[Message], new: Sequence[Message]
@@ -65,9 +69,15 @@ class SessionAttachments:
         if self.hooks is None or not self.hooks.has_hooks(HookEvent.INSTRUCTIONS_LOADED):
             return
         for message in found:
-            if message.attachment.type == AttachmentType.NESTED_MEMORY:
-                path = str(message.attachment.data.get("path", ""))
+            if message.attachment.type != AttachmentType.NESTED_MEMORY:
+                continue
+            data = message.attachment.data
+            path, parent = str(data.get("path", "")), data.get("parent")
+            if parent is None:
                 await self.hooks.instructions_loaded(path, "Project", "nested_traversal")
+            else:
+                extra = {"parent_file_path": str(parent)}
+                await self.hooks.instructions_loaded(path, "Project", "include", **extra)
 
     def context(
         self, messages: Sequence[Message], *, queued: Sequence[str] = ()
@@ -92,6 +102,7 @@ class SessionAttachments:
             session_facts=self.facts,
             current_facts=self.current_facts,
             nested_memory=self.nested_memory,
+            memory_imports=self.memory_imports,
         )
 
     async def _read_resource(self, server: str, uri: str) -> str:

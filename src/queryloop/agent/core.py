@@ -12,6 +12,7 @@ from ..context.queue import PromptQueue
 
 if TYPE_CHECKING:
     from ..checkpoints import Checkpoint, RewindMode, RewindOutcome
+    from ..context.user_context import MemoryFile
     from ..report.costs import CostBreakdown
     from ..skills import Skill
     from ..tools.mcp import McpServerStatus
@@ -328,6 +329,14 @@ class Agent:
         path = add_memory_line(text, memory_path(scope, self.options.cwd, self.home))
         self.session.append(meta_user_message(memory_note(text, path)))
         return path
+
+    def memory_files(self) -> list[MemoryFile]:
+        """The memory files as they are now, `@path` imports included (followed as the
+        session follows them once it started: `SessionAttachments.memory_imports`)."""
+        from ..config.memory import discover_memory_files
+
+        policy = self._runtime.attachments.memory_imports if self._runtime is not None else None
+        return discover_memory_files(self.options.cwd, user_home=self.home, policy=policy)
 
     def nested_memory_files(self) -> list[str]:
         """Memory files of subfolders attached so far in this conversation."""

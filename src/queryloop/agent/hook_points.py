@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..abort import AbortSignal
+from ..context.user_context import MemoryFile
 from ..hooks import HookEvent, HookRunner, PromptModel
 from ..messages.blocks import TextBlock
 from ..permissions.checker import CanUseTool, PermissionRequest
@@ -84,13 +85,21 @@ def suggestions(request: PermissionRequest) -> list[dict[str, Any]]:
 SCOPE_MEMORY_TYPES = {"user": "User", "project": "Project", "local": "Local", "managed": "Managed"}
 
 
-async def memory_loaded(hooks: HookRunner, files: Sequence[tuple[Path, str]], reason: str) -> None:
-    """InstructionsLoaded for each memory file (path, scope) that reached the context."""
+async def memory_loaded(hooks: HookRunner, files: Sequence[MemoryFile], reason: str) -> None:
+    """InstructionsLoaded for each memory file that reached the context; a file an `@path`
+    imported is announced with load_reason `include` and its `parent_file_path` (Claude
+    Code's fields)."""
     if not hooks.has_hooks(HookEvent.INSTRUCTIONS_LOADED):
         return
-    for path, scope in files:
-        kind = SCOPE_MEMORY_TYPES.get(scope, "Project")
-        await hooks.instructions_loaded(str(path), kind, reason)
+    for file in files:
+        kind = SCOPE_MEMORY_TYPES.get(file.level, "Project")
+        if file.parent is None:
+            await hooks.instructions_loaded(str(file.path), kind, reason)
+        else:
+            parent = str(file.parent)
+            await hooks.instructions_loaded(
+                str(file.path), kind, "include", parent_file_path=parent
+            )
 
 
 SETTINGS_SOURCES = {

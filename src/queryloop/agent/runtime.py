@@ -17,11 +17,10 @@ from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..compact import CompactionPipeline
 from ..compact.autocompact import CompactionError, CompactionResult, Summarize
 from ..compact.tokens import last_usage_index
-from ..config.discovery import SettingSources
-from ..config.memory import discover_memory_files
 from ..context import RequestBuilder
 from ..context.facts import SessionFacts
 from ..context.queue import PromptQueue
+from ..context.user_context import MemoryFile
 from ..hooks import HookEvent, HookRunner
 from ..loop.deps import QueryParams
 from ..messages.constructors import meta_user_message, user_message
@@ -158,6 +157,8 @@ class Runtime:
     facts: SessionFacts | None = None
     """What the session's prefix is built from (`context.facts`); a new transcript after
     /clear records them too."""
+    memory: tuple[MemoryFile, ...] = ()
+    """The memory files the session started with, imports included (`SessionContext`)."""
 
     def notify(self, text: str) -> None:
         """Record a notice for the user and pass it to `on_notice`."""
@@ -223,9 +224,7 @@ class Runtime:
         source = source or ("resume" if resumed else "startup")
         outcome = await self.hooks.session_start(source, self.model)
         if self.hooks.has_hooks(HookEvent.INSTRUCTIONS_LOADED):
-            sources = SettingSources.of(self.options.setting_sources)
-            found = discover_memory_files(self.options.cwd, user_home=self.home, sources=sources)
-            await memory_loaded(self.hooks, [(m.path, m.level) for m in found], "session_start")
+            await memory_loaded(self.hooks, self.memory, "session_start")
         if resumed:  # after a crash: which subagents were cut off, and how to resume them
             folder = self.params.tool_context.session_dir
             for note in interrupted_subagent_notes(folder, self.session.messages):

@@ -37,8 +37,6 @@ async def memory_shortcut(repl: Repl, text: str) -> bool:
 
 async def memory_command(repl: Repl, arg: str) -> bool:
     """/memory [project|user TEXT]."""
-    from ..config.memory import discover_memory_files
-
     head, _, rest = arg.partition(" ")
     if head in ("project", "user") and rest.strip():
         _add(repl, rest, head)
@@ -46,7 +44,7 @@ async def memory_command(repl: Repl, arg: str) -> bool:
     if arg:
         repl.console.print("[red]usage: /memory, or /memory project|user TEXT[/]")
         return True
-    files = discover_memory_files(repl.options.cwd, user_home=repl.agent.home)
+    files = repl.agent.memory_files()
     nested = repl.agent.nested_memory_files()
     if not files and not nested:
         repl.console.print("[dim]No memory files yet. Add a line with `# text`.[/]")

@@ -1,8 +1,18 @@
-"""Memory files (QUERYLOOP.md, AGENTS.md): which exist, read once per session.
+"""Memory files (QUERYLOOP.md, AGENTS.md, Claude Code's CLAUDE.md): which exist, read once per
+session, with their `@path` imports.
 
-`$QUERYLOOP_HOME/QUERYLOOP.md` (the user's), then QUERYLOOP.md and AGENTS.md in every folder
-from the repository root (git root, or the filesystem root outside a repository) down to
-`cwd`. Nearer files come later so they read as the more specific instructions.
+In the order they are rendered (later reads as the more specific instruction):
+
+1. managed: `/etc/claude-code/CLAUDE.md` (Claude Code's managed memory);
+2. user: `~/.claude/CLAUDE.md` (`$CLAUDE_CONFIG_DIR`), then `$QUERYLOOP_HOME/QUERYLOOP.md`;
+3. in every folder from the repository root (git root, or the filesystem root outside a
+   repository) down to `cwd`: `CLAUDE.md`, `.claude/CLAUDE.md`, `QUERYLOOP.md`, `AGENTS.md`,
+   `CLAUDE.local.md` (`context.user_context.FOLDER_MEMORY_FILES`).
+
+Each file is followed by the files it imports (`context.memory_imports`); a file reached twice
+(a symlink `CLAUDE.md -> AGENTS.md`, an import of a file found anyway) is read once. Like
+QUERYLOOP.md, a project's CLAUDE.md is read in an untrusted folder too (it is text for the
+model, not code); what trust decides is whether its imports may reach outside the project.
 
 The context layer renders memory (`context.user_context`) and announces nested memory files the
 agent touches later; it never decides which files a session starts with. This module does, and
@@ -16,16 +26,20 @@ from datetime import date
 from pathlib import Path
 
 from ..context.facts import GIT_STATUS_KEY, SessionFacts
+from ..context.memory_imports import ImportPolicy, expand_imports
 from ..context.system_context import GIT_TIMEOUT_SECONDS, get_system_context
 from ..context.system_prompt import environment_section, find_git_root
 from ..context.user_context import (
+    FOLDER_MEMORY_FILES,
     MEMORY_FILE_NAMES,
     MemoryFile,
     build_user_context,
     read_memory_file,
     render_memory,
 )
-from .discovery import SettingSources
+from .discovery import SettingSources, claude_home, claude_managed_dir
+
+CLAUDE_MEMORY = "CLAUDE.md"
 
 
 def get_user_context(
@@ -41,23 +55,44 @@ def get_user_context(
     return build_user_context(found, today=today)
 
 
+def project_root(cwd: Path) -> Path:
+    """The repository around `cwd` (its git root), else `cwd`: where a project's memory may
+    import from without trust."""
+    cwd = cwd.resolve()
+    return find_git_root(cwd) or cwd
+
+
 def discover_memory_files(
     cwd: Path,
     *,
     user_home: Path,
+    claude_dir: Path | None = None,
+    policy: ImportPolicy | None = None,
+    notices: list[str] | None = None,
     sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
 ) -> list[MemoryFile]:
-    """The memory files of a session at `cwd`, read, in the order they are rendered: the
-    user's (if `sources.user`), then the project's folders' (if `sources.project`)."""
-    found: list[MemoryFile] = []
-    seen: set[Path] = set()
+    """The memory files of a session at `cwd`, read, with their imports, in render order:
+    the managed file, the user's (if `sources.user`), then the project's folders' (if
+    `sources.project`; `CLAUDE.local.md` if `sources.local` too).
+
+    `policy` decides which imports are followed (default: as in an untrusted folder, nothing
+    outside the project); `notices` hears of imports that were not followed.
+    """
+    policy = policy or ImportPolicy(project_root(cwd), external=False)
+    told = notices if notices is not None else []
+    reader = _Reader(policy, told)
+    reader.add(claude_managed_dir() / CLAUDE_MEMORY, "managed")
     if sources.user:
-        _add(found, seen, user_home / MEMORY_FILE_NAMES[0], "user")
+        reader.add((claude_dir or claude_home()) / CLAUDE_MEMORY, "user")
+        reader.add(user_home / MEMORY_FILE_NAMES[0], "user")
     if sources.project:
         for folder in reversed(memory_folders(cwd)):
-            for name in MEMORY_FILE_NAMES:
-                _add(found, seen, folder / name, "project")
-    return found
+            for name, level in FOLDER_MEMORY_FILES:
+                if sources.reads(level):
+                    reader.add(folder / name, level)
+    if notices is not None:
+        notices[:] = list(dict.fromkeys(notices))
+    return reader.found
 
 
 def memory_folders(cwd: Path) -> list[Path]:
@@ -72,17 +107,29 @@ def memory_folders(cwd: Path) -> list[Path]:
     return folders
 
 
-def _add(found: list[MemoryFile], seen: set[Path], path: Path, level: str) -> None:
-    try:
-        resolved = path.resolve()
-        if resolved in seen or not resolved.is_file():
+class _Reader:
+    """Reads memory files in order, each once, each followed by its imports."""
+
+    def __init__(self, policy: ImportPolicy, notices: list[str]) -> None:
+        self.policy = policy
+        self.notices = notices
+        self.found: list[MemoryFile] = []
+        self.seen: set[Path] = set()
+
+    def add(self, path: Path, level: str) -> None:
+        try:
+            resolved = path.resolve()
+            if resolved in self.seen or not resolved.is_file():
+                return
+        except OSError:
             return
-    except OSError:
-        return
-    seen.add(resolved)
-    content = read_memory_file(resolved)
-    if content is not None and content.strip():
-        found.append(MemoryFile(path=resolved, level=level, content=content))
+        self.seen.add(resolved)
+        content = read_memory_file(resolved)
+        if content is None or not content.strip():
+            return
+        file = MemoryFile(path=resolved, level=level, content=content)
+        self.found.append(file)
+        self.found.extend(expand_imports(file, self.policy, self.seen, self.notices))
 
 
 class SessionContext:
@@ -90,6 +137,7 @@ class SessionContext:
 
     Memoized per instance, not globally: two sessions (or two tests) never share a snapshot,
     and one session never re-runs git or re-reads memory, so its prefix stays byte-identical.
+    `policy` decides which memory imports are followed (the workspace's trust and deny rules).
     """
 
     def __init__(
@@ -99,14 +147,18 @@ class SessionContext:
         user_home: Path,
         today: date | None = None,
         git_timeout: float = GIT_TIMEOUT_SECONDS,
+        policy: ImportPolicy | None = None,
         sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
     ) -> None:
         self.cwd = cwd
         self.user_home = user_home
+        self.policy = policy
         self.sources = sources
         self._today = today
         self._git_timeout = git_timeout
         self._system: dict[str, str] | None = None
+        self._memory: list[MemoryFile] | None = None
+        self._notices: list[str] = []
         self._user: dict[str, str] | None = None
 
     def system_context(self) -> dict[str, str]:
@@ -115,20 +167,34 @@ class SessionContext:
             self._system = get_system_context(self.cwd, timeout=self._git_timeout)
         return dict(self._system)
 
-    def user_context(self) -> dict[str, str]:
-        """Project memory and today's date (`get_user_context`), read once."""
-        if self._user is None:
-            self._user = get_user_context(
-                self.cwd, user_home=self.user_home, today=self._today, sources=self.sources
+    def memory_files(self) -> list[MemoryFile]:
+        """The memory files the session starts with (`discover_memory_files`), read once."""
+        if self._memory is None:
+            self._memory = discover_memory_files(
+                self.cwd,
+                user_home=self.user_home,
+                policy=self.policy,
+                notices=self._notices,
+                sources=self.sources,
             )
+        return list(self._memory)
+
+    def memory_notices(self) -> list[str]:
+        """Imports that were not followed, and why (after `memory_files`)."""
+        self.memory_files()
+        return list(self._notices)
+
+    def user_context(self) -> dict[str, str]:
+        """Project memory and today's date, rendered once from `memory_files`."""
+        if self._user is None:
+            self._user = build_user_context(self.memory_files(), today=self._today)
         return dict(self._user)
 
     def facts(self, model: str) -> SessionFacts:
         """The session facts as they are now (`context.facts`): today's date, the memory
         section, the environment section for `model` and the git snapshot."""
         today = self._today or date.today()
-        found = discover_memory_files(self.cwd, user_home=self.user_home, sources=self.sources)
-        memory = render_memory(found)
+        memory = render_memory(self.memory_files())
         return SessionFacts(
             date=today.isoformat(),
             memory=memory,

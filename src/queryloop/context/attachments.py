@@ -29,6 +29,7 @@ from ..tools.base import ToolContext
 from . import deltas, facts
 from .facts import SessionFacts
 from .kinds import AttachmentType
+from .memory_imports import ImportPolicy
 from .providers import files, main_thread, mentions, reminders
 
 logger = logging.getLogger(__name__)
@@ -75,6 +76,8 @@ class AttachmentContext:
     nested_memory: bool = True
     """Announce memory files in the subfolders the agent touches (False when the session
     reads no project files, `config.discovery.SettingSources.project`)."""
+    memory_imports: ImportPolicy | None = None
+    """Which `@path` imports of nested memory files are followed (None: none)."""
     mcp_resource_resolver: McpResourceResolver | None = None
     diagnostics: DiagnosticsSource | None = None
     todo_reminder_turns: int = DEFAULT_TODO_REMINDER_TURNS

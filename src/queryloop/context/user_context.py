@@ -1,7 +1,8 @@
 """Channel two: one meta user message at the front of the conversation.
 
-It carries what is fixed for the session but specific to it -- project memory (QUERYLOOP.md
-and AGENTS.md) and today's date -- so the system prompt stays identical across sessions.
+It carries what is fixed for the session but specific to it -- project memory (QUERYLOOP.md,
+AGENTS.md and Claude Code's CLAUDE.md, CLAUDE.local.md) and today's date -- so the system
+prompt stays identical across sessions.
 Which memory files exist is the configuration layer's business (`config.memory` finds and
 reads them); this module renders what it is given.
 """
@@ -20,6 +21,18 @@ from ..messages.types import Message
 logger = logging.getLogger(__name__)
 
 MEMORY_FILE_NAMES = ("QUERYLOOP.md", "AGENTS.md")
+"""queryloop's own memory files (the ones `#` and /memory add lines to)."""
+FOLDER_MEMORY_FILES: tuple[tuple[str, str], ...] = (
+    ("CLAUDE.md", "project"),
+    (".claude/CLAUDE.md", "project"),
+    ("QUERYLOOP.md", "project"),
+    ("AGENTS.md", "project"),
+    ("CLAUDE.local.md", "local"),
+)
+"""The memory files of one folder, in the order they are read, with their level: Claude
+Code's project memory (`CLAUDE.md` or `.claude/CLAUDE.md`), then queryloop's, then the
+user's private `CLAUDE.local.md` (code.claude.com/docs/en/memory). Later reads as more
+specific, so queryloop's files come after Claude Code's."""
 MAX_MEMORY_FILE_CHARS = 40_000
 
 MEMORY_PREAMBLE = (
@@ -35,8 +48,12 @@ class MemoryFile:
 
     path: Path
     level: str
-    """"user" ($QUERYLOOP_HOME/QUERYLOOP.md) or "project" (checked into the codebase)."""
+    """"user" (`$QUERYLOOP_HOME/QUERYLOOP.md`, `~/.claude/CLAUDE.md`), "project" (checked
+    into the codebase), "local" (`CLAUDE.local.md`: the user's, not checked in) or "managed"
+    (`/etc/claude-code/CLAUDE.md`)."""
     content: str
+    parent: Path | None = None
+    """The memory file whose `@path` imported this one (None: found where it is)."""
 
 
 def build_user_context(
@@ -69,13 +86,17 @@ def render_memory(files: Sequence[MemoryFile]) -> str:
         return ""
     parts = [MEMORY_PREAMBLE]
     for f in files:
-        label = (
-            "user's private global instructions for all projects"
-            if f.level == "user"
-            else "project instructions, checked into the codebase"
-        )
+        label = _LABELS.get(f.level, _LABELS["user"])
         parts.append(f"Contents of {f.path} ({label}):\n\n{f.content.strip()}")
     return "\n\n".join(parts)
+
+
+_LABELS = {
+    "project": "project instructions, checked into the codebase",
+    "local": "user's private project instructions, not checked in",
+    "user": "user's private global instructions for all projects",
+}
+"""Claude Code's words for each level (managed memory reads like the user's)."""
 
 
 def prepend_user_context(messages: Sequence[Message], context: Mapping[str, str]) -> list[Message]:

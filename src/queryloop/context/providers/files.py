@@ -1,5 +1,7 @@
 """Phase two, file-based: files that changed on disk since the agent read them, and memory
-files (QUERYLOOP.md, AGENTS.md) in folders below the working directory the agent touched.
+files (CLAUDE.md, .claude/CLAUDE.md, QUERYLOOP.md, AGENTS.md, CLAUDE.local.md, with their
+`@path` imports when the context carries an import policy) in folders below the working
+directory the agent touched.
 
 Both are stateless in the delta style: what was already announced is read back from earlier
 attachments in the history, so nothing is announced twice and a compaction that removed the
@@ -17,8 +19,9 @@ from ...messages.blocks import ToolResultBlock, ToolUseBlock
 from ...messages.types import AssistantMessage, Attachment, AttachmentMessage, Message, UserMessage
 from ...tools.services import FileTextSnapshot
 from ..kinds import AttachmentType
+from ..memory_imports import expand_imports
 from ..scan import attachments_of
-from ..user_context import MEMORY_FILE_NAMES, read_memory_file
+from ..user_context import FOLDER_MEMORY_FILES, MemoryFile, read_memory_file
 
 if TYPE_CHECKING:
     from ..attachments import AttachmentContext
@@ -59,26 +62,45 @@ async def nested_memory(
     Touched paths: the @-mentions of this turn (`triggers`) and the path inputs of the tool
     calls made since the user's last prompt. Memory at `cwd` and above is in the user context.
     None when the session reads no project files (`ctx.nested_memory` off).
+    A file's `@path` imports follow it, each announced once (with `parent`), under
+    `ctx.memory_imports` (none without one).
     """
     if not ctx.nested_memory:
         return []
     announced = {
-        str(m.attachment.data.get("path"))
+        Path(str(m.attachment.data.get("path"))).resolve()
         for m in _attachments(messages, AttachmentType.NESTED_MEMORY)
     }
     cwd = ctx.cwd.resolve()
     out: list[Attachment] = []
     for folder in _touched_folders(ctx, [*triggers, *_recent_tool_paths(messages)], cwd):
-        for name in MEMORY_FILE_NAMES:
-            path = folder / name
-            if str(path) in announced or not path.is_file():
+        for name, level in FOLDER_MEMORY_FILES:
+            path = (folder / name).resolve()
+            if path in announced or not path.is_file():
                 continue
             content = read_memory_file(path)
             if content and content.strip():
-                announced.add(str(path))
-                data = {"path": str(path), "content": content}
-                out.append(Attachment(AttachmentType.NESTED_MEMORY, data))
+                announced.add(path)
+                out.append(_memory_attachment(MemoryFile(path, level, content)))
+                out.extend(_imports(ctx, MemoryFile(path, level, content), announced))
     return out
+
+
+def _memory_attachment(file: MemoryFile) -> Attachment:
+    data: dict[str, Any] = {"path": str(file.path), "content": file.content}
+    if file.parent is not None:
+        data["parent"] = str(file.parent)
+    return Attachment(AttachmentType.NESTED_MEMORY, data)
+
+
+def _imports(ctx: AttachmentContext, file: MemoryFile, announced: set[Path]) -> list[Attachment]:
+    """The files `file` imports, not announced before (refusals are not repeated here: the
+    nested file is instructions, the skipped import says nothing to the model)."""
+    if ctx.memory_imports is None:
+        return []
+    refused: list[str] = []
+    found = expand_imports(file, ctx.memory_imports, announced, refused)
+    return [_memory_attachment(imported) for imported in found]
 
 
 def _changed_file(
