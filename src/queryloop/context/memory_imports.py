@@ -69,6 +69,8 @@ class ImportPolicy:
 
 def import_paths(text: str) -> list[str]:
     """The `@path` imports written in `text`, in order, outside code spans and blocks."""
+    if "@" not in text:
+        return []  # most memory files: no parse, no parser import
     from markdown_it import MarkdownIt
 
     found: list[str] = []
