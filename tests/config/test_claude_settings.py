@@ -322,3 +322,14 @@ def test_trusted_folders_come_from_queryloops_user_file_only(
     assert s.trusted_folders == ()
     write(home / "settings.json", {"trustedFolders": [str(project)]})
     assert load_settings(project, user_home=home, trusted=False).trusted_folders == (project,)
+
+
+def test_disable_all_hooks_turns_off_plugin_hooks_too(dirs: tuple[Path, Path, Path]) -> None:
+    project, home, claude = dirs
+    plugin = Path(__file__).parent.parent / "plugins" / "fixtures" / "qa-kit"
+    on = load_workspace(project, user_home=home, claude_dir=claude, plugin_dirs=[plugin])
+    assert on.settings.hooks.count() > 0
+    write(claude / "settings.json", {"disableAllHooks": True})
+    off = load_workspace(project, user_home=home, claude_dir=claude, plugin_dirs=[plugin])
+    assert off.settings.hooks.count() == 0
+    assert any("plugins' hooks do not run (disableAllHooks)" in n for n in off.notices)

@@ -19,14 +19,13 @@ from queryloop.config import Settings, Severity, load_settings, load_workspace
 from queryloop.config.claude_settings import (
     CLAUDE_IGNORED,
     CLAUDE_NOT_APPLICABLE,
-    CLAUDE_PLUGIN_KEYS,
     IGNORED_NOTE,
 )
 from queryloop.config.settings import TOP_LEVEL_KEYS
 from queryloop.hooks import CommandHook, HookEvent
 
 CORPUS = sorted((Path(__file__).parent / "fixtures" / "claude_settings").glob("*.json"))
-SILENT = TOP_LEVEL_KEYS | CLAUDE_PLUGIN_KEYS | CLAUDE_NOT_APPLICABLE
+SILENT = TOP_LEVEL_KEYS | CLAUDE_NOT_APPLICABLE
 
 
 def named(key: str, text: str) -> int:

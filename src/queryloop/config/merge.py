@@ -137,6 +137,7 @@ class SettingsMerger:
             trusted=trusted,
             problem=lambda key, message: self._problem(file, key, message),
             ignore=lambda text: self.ignored.append(f"{file.path}: {text}"),
+            warn=lambda key, message: self._problem(file, key, message, Severity.WARNING),
         )
         self._add_mcp_approval(file, data, trusted)
         self._add_hook_switches(file, data, trusted)

@@ -144,15 +144,21 @@ class EnabledPluginsMerger:
         trusted: bool,
         problem: Callable[[str, str], None],
         ignore: Callable[[str], None],
+        warn: Callable[[str, str], None] | None = None,
     ) -> None:
-        """Read one file's `enabledPlugins` (`problem(key, message)` for a wrong value)."""
+        """Read one file's `enabledPlugins` (`problem(key, message)` for a wrong value;
+        `warn(key, message)` for a value Claude Code accepts that queryloop does not use)."""
         if raw is None:
             return
         if not isinstance(raw, Mapping):
             problem("enabledPlugins", "'enabledPlugins' must be an object of \"name@market\": bool")
             return
         for key, value in raw.items():
-            if not isinstance(value, bool):
+            if _string_list(value):  # Claude Code's schema allows a list of strings too
+                if warn is not None:
+                    note = "a list value is not understood by queryloop; the plugin is not loaded"
+                    warn(key, f"enabledPlugins {key!r}: {note}")
+            elif not isinstance(value, bool):
                 problem(key, f"enabledPlugins {key!r} must be true or false")
             elif not trusted:
                 ignore(f"enabledPlugins {key}")
@@ -162,6 +168,10 @@ class EnabledPluginsMerger:
     def result(self) -> dict[str, EnabledPlugin]:
         """The entries in force."""
         return dict(self.entries)
+
+
+def _string_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def load_plugins(
