@@ -331,12 +331,17 @@ class Agent:
         return path
 
     def memory_files(self) -> list[MemoryFile]:
-        """The memory files as they are now, `@path` imports included (followed as the
-        session follows them once it started: `SessionAttachments.memory_imports`)."""
+        """The memory files as they are now, of the scopes the session reads, `@path` imports
+        included (followed as the session follows them once it started:
+        `SessionAttachments.memory_imports`)."""
+        from ..config.discovery import SettingSources
         from ..config.memory import discover_memory_files
 
         policy = self._runtime.attachments.memory_imports if self._runtime is not None else None
-        return discover_memory_files(self.options.cwd, user_home=self.home, policy=policy)
+        sources = SettingSources.of(self.options.setting_sources)
+        return discover_memory_files(
+            self.options.cwd, user_home=self.home, policy=policy, sources=sources
+        )
 
     def nested_memory_files(self) -> list[str]:
         """Memory files of subfolders attached so far in this conversation."""
