@@ -313,6 +313,9 @@ async def test_max_budget_usd_stops_the_run_once_the_cost_reaches_it(
     assert isinstance(result, ResultMessage) and result.subtype == "error_max_budget_usd"
     assert result.total_cost_usd is not None and result.total_cost_usd >= 0.0001
     assert caught.value.subtype == "error_max_budget_usd"
+    # Claude Code's words for the cause, not those of the interruption that stopped the turn.
+    assert result.errors == ["Exceeded USD budget (0.0001)"] == caught.value.errors
+    assert "Exceeded USD budget" in str(caught.value) and "nterrupt" not in str(caught.value)
     assert len(sdk_server.requests) == 1
 
 
@@ -355,3 +358,20 @@ async def test_a_retried_request_is_reported_as_an_api_retry_system_message(
     assert data["retry_delay_ms"] >= 0 and data["session_id"]
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "after a retry"
     assert len(sdk_server.requests) == 2
+
+
+async def test_stderr_receives_what_the_cli_would_print_there(
+    sdk_server: MessagesServer, tmp_path: Path
+) -> None:
+    """An ignored settings key is a notice: the CLI prints it on stderr, so the callback
+    gets it, a line at a time."""
+    (tmp_path / ".queryloop").mkdir()
+    (tmp_path / ".queryloop" / "settings.json").write_text('{"colour": "blue"}')
+    sdk_server.script([turn(text("4"))])
+    lines: list[str] = []
+
+    messages = await collect("What is 2+2?", ClaudeAgentOptions(stderr=lines.append))
+
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "4"
+    assert any("colour" in line for line in lines), lines
+    assert all("\n" not in line for line in lines)

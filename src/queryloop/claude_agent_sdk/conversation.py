@@ -154,6 +154,13 @@ class Conversation:
         }
         return SystemMessage("init", data)
 
+    def _errors(self, run: RunResult, over_budget: bool, completed: bool) -> list[str] | None:
+        """Why the run is an error, if it is: the budget (not the interruption that
+        stopped the turn), else the loop's own detail."""
+        if over_budget:
+            return _budget_errors(self.plan.max_budget_usd)
+        return None if completed or not run.detail else [run.detail]
+
     def _result(self, run: RunResult, meter: _Meter) -> ResultMessage:
         self._cost += run.cost_usd
         self._usage = self._usage + run.usage
@@ -177,10 +184,15 @@ class Conversation:
             usage=self._usage.to_dict(),
             result=text,
             permission_denials=[_denial(d) for d in run.denials],
-            errors=None if completed or not run.detail else [run.detail],
+            errors=self._errors(run, over_budget, completed),
             uuid=str(uuid.uuid4()),
             terminal_reason=run.terminal.value,
         )
+
+
+def _budget_errors(budget: float | None) -> list[str]:
+    """Claude Code's words when `--max-budget-usd` stops a run."""
+    return [f"Exceeded USD budget ({budget:g})"] if budget is not None else []
 
 
 class _Meter:

@@ -10,7 +10,7 @@ docs/claude-agent-sdk.md has the same table for people.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,6 @@ _NO_CLI = "queryloop runs its loop in this process; there is no Claude Code CLI"
 UNSUPPORTED: Mapping[str, str] = {
     "cli_path": _NO_CLI,
     "max_buffer_size": f"{_NO_CLI} whose output is buffered",
-    "stderr": f"{_NO_CLI}, so there is no stderr to report; notices go to Agent.notices",
     "debug_stderr": f"{_NO_CLI}, so there is no stderr to report",
     "user": "queryloop does not tag sessions with a user",
     "betas": "queryloop sends the beta headers a request needs itself",
@@ -103,6 +102,7 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         "session_id": options.session_id,
         "setting_sources": options.setting_sources,
         "plugin_dirs": _plugin_dirs(options.plugins, cwd),
+        "on_notice": _stderr_lines(options.stderr),
         **_system_prompt(options.system_prompt, cwd),
     }
     _check_skills(options.skills)
@@ -116,6 +116,20 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         permission=bridge,
         replay_user_messages=_replays(options.extra_args),
     )
+
+
+def _stderr_lines(stderr: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    """`stderr` receives what the CLI would print there: queryloop's notices (ignored
+    settings, failed MCP servers, hook warnings, ...), a line per call."""
+    if stderr is None:
+        return None
+    callback = stderr
+
+    def each_line(notice: str) -> None:
+        for line in notice.splitlines():
+            callback(line)
+
+    return each_line
 
 
 def _refuse_unsupported(options: ClaudeAgentOptions) -> None:

@@ -47,7 +47,8 @@ async def query(
 
 
 def _why(result: ResultMessage) -> str:
-    return result.result or "; ".join(result.errors or []) or result.subtype
+    """The SDK's choice of words: `errors`, then `result`, then the subtype."""
+    return "; ".join(result.errors or []) or result.result or result.subtype
 
 
 def _data(result: ResultMessage) -> dict[str, Any]:
