@@ -21,12 +21,11 @@ from typing import Any
 
 from ..errors import QueryloopError
 from ..messages.constructors import tombstone
-from ..messages.types import Message, UserMessage
+from ..messages.types import Message, TombstoneReason, UserMessage
 from ..tools.base import PostToolUseOutcome, PreToolUseOutcome, ToolContext, ToolHooks, ToolResult
 from .store import TRACKED_TOOLS, Checkpoint, CheckpointStore, RestoreReport
 
 BASH_NOTE = "Changes made through Bash (or outside queryloop) are not tracked and are not undone."
-TOMBSTONE_REASON = "rewind"
 
 
 class RewindMode(StrEnum):
@@ -107,7 +106,7 @@ def split_before(
 
 def tombstones_for(removed: Sequence[Message]) -> list[Message]:
     """One tombstone per removed message: appended to the transcript, they void them."""
-    return [tombstone(m.uuid, TOMBSTONE_REASON) for m in removed]
+    return [tombstone(m.uuid, TombstoneReason.REWIND) for m in removed]
 
 
 def describe(outcome: RewindOutcome) -> str:

@@ -15,7 +15,13 @@ from typing import Any
 from ..abort import AbortSignal
 from ..messages.blocks import AssistantContentBlock, TextBlock, ToolUseBlock
 from ..messages.constructors import system_message, tombstone
-from ..messages.types import AssistantMessage, Message, ProgressMessage, SystemSubtype
+from ..messages.types import (
+    AssistantMessage,
+    Message,
+    ProgressMessage,
+    SystemSubtype,
+    TombstoneReason,
+)
 from ..messages.usage import Usage
 from ..providers.base import (
     BlockComplete,
@@ -198,7 +204,9 @@ class ModelCall:
                 if not self._can_fall_back(model):
                     error = exc
                 else:
-                    async for event in self._abandon(attempt, executor, "model fallback"):
+                    async for event in self._abandon(
+                        attempt, executor, TombstoneReason.MODEL_FALLBACK
+                    ):
                         yield event
                     yield MessageEvent(self._fallback_notice(model))
                     model = self.params.fallback_model or model
@@ -208,7 +216,9 @@ class ModelCall:
                     error = exc
                 else:
                     stream_retries -= 1
-                    async for event in self._abandon(attempt, executor, "stream interrupted"):
+                    async for event in self._abandon(
+                        attempt, executor, TombstoneReason.STREAM_RETRY
+                    ):
                         yield event
                     continue
             except ProviderError as exc:
@@ -320,7 +330,7 @@ class ModelCall:
         self.outcome.error = error
 
     async def _abandon(
-        self, attempt: _Attempt, executor: StreamingToolExecutor | None, reason: str
+        self, attempt: _Attempt, executor: StreamingToolExecutor | None, reason: TombstoneReason
     ) -> AsyncIterator[LoopEvent]:
         """Void a failed attempt: stop its tools and tombstone what it emitted."""
         if executor is not None:

@@ -29,7 +29,7 @@ from ..messages.constructors import (
     user_message,
 )
 from ..messages.interruption import INTERRUPTED_BY_USER, INTERRUPTED_FOR_TOOL_USE, Interruption
-from ..messages.types import Message, SystemSubtype
+from ..messages.types import Message, SystemSubtype, TombstoneReason
 from ..providers.errors import MediaError, PromptTooLongError
 from ..tools.executor import run_tools
 from . import prompts
@@ -316,7 +316,7 @@ class _Iteration:
         if state.max_output_tokens_override is None and self.params.max_output_tokens < ceiling:
             # Same request again with the model's maximum; the cut-off reply is voided.
             for message in outcome.assistant_messages:
-                yield MessageEvent(tombstone(message.uuid, "max_output_tokens_escalate"))
+                yield MessageEvent(tombstone(message.uuid, TombstoneReason.OUTPUT_ESCALATE))
             self._continue(
                 Continue.MAX_OUTPUT_TOKENS_ESCALATE,
                 [*self.messages, *self._summaries],

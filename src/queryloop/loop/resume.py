@@ -37,6 +37,7 @@ from ..messages.types import (
     Message,
     ProgressMessage,
     TombstoneMessage,
+    TombstoneReason,
     UserMessage,
     new_uuid,
 )
@@ -172,7 +173,9 @@ def _appended(
     holders = {results[u.id][0].uuid: results[u.id][0] for u in interrupted if u.id in results}
     appended: list[Message] = []
     for holder in holders.values():
-        appended.append(TombstoneMessage(target_uuid=holder.uuid, reason="interrupted call redone"))
+        appended.append(
+            TombstoneMessage(target_uuid=holder.uuid, reason=TombstoneReason.CALL_REDONE)
+        )
         kept = _without_results(holder, ids)
         if kept is not None:
             appended.append(kept)

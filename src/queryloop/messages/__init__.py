@@ -59,6 +59,7 @@ from .types import (
     SystemMessage,
     SystemSubtype,
     TombstoneMessage,
+    TombstoneReason,
     ToolUseSummaryMessage,
     UserMessage,
 )
@@ -92,6 +93,7 @@ __all__ = [
     "ThinkingBlock",
     "ThinkingType",
     "TombstoneMessage",
+    "TombstoneReason",
     "ToolResultBlock",
     "ToolUseBlock",
     "ToolUseSummaryMessage",

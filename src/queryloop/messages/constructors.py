@@ -177,7 +177,7 @@ def attachment_message(type: str, **data: Any) -> AttachmentMessage:
 
 
 def tombstone(target_uuid: str, reason: str = "") -> TombstoneMessage:
-    """A tombstone voiding `target_uuid`."""
+    """A tombstone voiding `target_uuid`; `reason` is a `TombstoneReason` for our own voids."""
     return TombstoneMessage(target_uuid=target_uuid, reason=reason)
 
 

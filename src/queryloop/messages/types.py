@@ -113,12 +113,30 @@ class ProgressMessage(_Base):
     type: Literal["progress"] = "progress"
 
 
+class TombstoneReason(StrEnum):
+    """Why a message was voided. Whoever voids one writes its reason from here, and whoever
+    reads the array (the report, the traces) recognises it by this value, never by words
+    typed again. `TombstoneMessage.reason` stays a `str`: transcripts keep it as text."""
+
+    MODEL_FALLBACK = "model fallback"
+    """A response cut short by an overload, before the request went to the fallback model."""
+    STREAM_RETRY = "stream interrupted"
+    """A response whose stream broke before any tool call; the request is sent again."""
+    OUTPUT_ESCALATE = "max_output_tokens_escalate"
+    """A reply cut off at the output limit, asked again with the model's maximum."""
+    CALL_REDONE = "interrupted call redone"
+    """The stand-in result of a call interrupted by a kill, answered again on resume."""
+    REWIND = "rewind"
+    """A message after the prompt the conversation was rewound to."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TombstoneMessage(_Base):
     """Voids an earlier message (for example a failed attempt before a model fallback)."""
 
     target_uuid: str
     reason: str = ""
+    """A `TombstoneReason` value (free text in transcripts written by others)."""
     type: Literal["tombstone"] = "tombstone"
 
 

@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from ..messages.serialization import MessageDecodeError, message_from_dict
-from ..messages.types import Message, SystemMessage, SystemSubtype, TombstoneMessage
+from ..messages.types import (
+    Message,
+    SystemMessage,
+    SystemSubtype,
+    TombstoneMessage,
+    TombstoneReason,
+)
 from ..messages.usage import Usage
 from ..session.timing import TimingEvent
 from ..session.transcript import TIMING_RECORD
@@ -364,7 +370,9 @@ class _LaneBuilder:
                 self.events.append(
                     TimelineEvent(t, EventKind.RECOVERY, "api_error", message.content)
                 )
-        elif isinstance(message, TombstoneMessage) and message.reason == "stream interrupted":
+        elif (
+            isinstance(message, TombstoneMessage) and message.reason == TombstoneReason.STREAM_RETRY
+        ):
             self.events.append(TimelineEvent(t, EventKind.RECOVERY, "stream_retry", message.reason))
 
     def build(self) -> Lane:

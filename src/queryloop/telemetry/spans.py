@@ -57,6 +57,7 @@ from ..messages.types import (
     SystemMessage,
     SystemSubtype,
     TombstoneMessage,
+    TombstoneReason,
     UserMessage,
 )
 from ..messages.usage import Usage
@@ -72,8 +73,6 @@ _FIRST_CONTENT = (BlockStart, TextDelta, ThinkingDelta)
 _FAILED_TERMINALS = frozenset(
     {Terminal.MODEL_ERROR, Terminal.PROMPT_TOO_LONG, Terminal.IMAGE_ERROR, Terminal.BLOCKING_LIMIT}
 )
-_STREAM_RETRY = "stream interrupted"
-"""The tombstone reason of an attempt voided for a stream retry (`loop.model_call`)."""
 
 
 class OtelTelemetry(Telemetry):
@@ -341,7 +340,7 @@ class OtelThreadTrace(ThreadTrace):
             if self._owner.capture_content:
                 self._pending.append(message)
             return
-        if isinstance(message, TombstoneMessage) and message.reason == _STREAM_RETRY:
+        if isinstance(message, TombstoneMessage) and message.reason == TombstoneReason.STREAM_RETRY:
             if self._chat is not None:
                 self._chat.abandoned = "stream_interrupted"
             if self._turn is not None:
