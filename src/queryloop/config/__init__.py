@@ -9,7 +9,9 @@
 - `memory`: the memory files (QUERYLOOP.md, AGENTS.md, CLAUDE.md, CLAUDE.local.md, with their
   `@path` imports), found and read, and the once-per-session context (`SessionContext`);
 - `claude_settings`: how Claude Code's settings keys and values are read (leniency);
-- `merge`: how the settings files merge; `mcp_approval`: which `.mcp.json` servers start.
+- `merge`: how the settings files merge; `mcp_approval`: which `.mcp.json` servers start;
+  `mcp_policy`: which MCP servers may start at all (`allowedMcpServers`, `deniedMcpServers`);
+  `url_patterns`: the `*` URL patterns those and `allowedHttpHookUrls` use.
 
 The layer sits above permissions, hooks, context and tools, whose values it builds (rules,
 hook matchers, memory files, server configs), and below the packages that use them (agents,

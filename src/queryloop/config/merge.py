@@ -30,6 +30,7 @@ from .claude_settings import (
 )
 from .discovery import Layout
 from .mcp_approval import McpJsonApproval
+from .mcp_policy import McpPolicyMerger
 from .plugins import EnabledPluginsMerger
 from .sandbox import SandboxMerger
 from .settings import (
@@ -70,6 +71,7 @@ class SettingsMerger:
         self.trusted_folders: list[Path] = []
         self.sandbox = SandboxMerger()
         self.plugins = EnabledPluginsMerger()
+        self.mcp_policy = McpPolicyMerger()
         self.mcp_enable_all = False
         self.mcp_enabled: set[str] | None = None
         self.mcp_disabled: set[str] = set()
@@ -106,6 +108,7 @@ class SettingsMerger:
                 frozenset(self.mcp_enabled) if self.mcp_enabled is not None else None,
                 frozenset(self.mcp_disabled),
             ),
+            mcp_policy=self.mcp_policy.result(),
             files=tuple(self.files),
             problems=tuple(self.problems),
             ignored=tuple(self.ignored),
@@ -140,6 +143,7 @@ class SettingsMerger:
             warn=lambda key, message: self._problem(file, key, message, Severity.WARNING),
         )
         self._add_mcp_approval(file, data, trusted)
+        self._add_mcp_policy(file, data, trusted)
         self._add_hook_switches(file, data, trusted)
         if file.scope is SettingsScope.USER and file.layout is Layout.QUERYLOOP:
             folders = self._str_list(file, data, "trustedFolders")  # a project never trusts
@@ -251,6 +255,21 @@ class SettingsMerger:
             self.mcp_enabled = (self.mcp_enabled or set()) | set(enabled)
         if enable_all is not None:
             self.mcp_enable_all = enable_all
+
+    def _add_mcp_policy(self, file: SettingsFile, data: Mapping[str, Any], trusted: bool) -> None:
+        """`allowedMcpServers`, `deniedMcpServers`, `allowManagedMcpServersOnly`
+        (`config.mcp_policy`)."""
+
+        def problem(key: str, message: str, is_error: bool) -> None:
+            self._problem(file, key, message, Severity.ERROR if is_error else Severity.WARNING)
+
+        self.mcp_policy.add(
+            data,
+            managed=file.scope is SettingsScope.MANAGED,
+            trusted=trusted,
+            problem=problem,
+            ignore=lambda text: self.ignored.append(f"{file.path}: {text}"),
+        )
 
     def _add_hook_switches(
         self, file: SettingsFile, data: Mapping[str, Any], trusted: bool

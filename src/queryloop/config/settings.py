@@ -49,6 +49,7 @@ from .discovery import (
     claude_managed_dir,
 )
 from .mcp_approval import McpJsonApproval
+from .mcp_policy import McpServerPolicy
 from .plugins import EnabledPlugin
 from .sandbox import SandboxSettings
 
@@ -94,6 +95,9 @@ TOP_LEVEL_KEYS = frozenset(
         "disableAllHooks",
         "allowManagedHooksOnly",
         "allowManagedPermissionRulesOnly",
+        "allowedMcpServers",
+        "deniedMcpServers",
+        "allowManagedMcpServersOnly",
     }
 )
 """Keys settings files may hold and queryloop implements (add new settings here); Claude
@@ -204,6 +208,9 @@ class Settings:
     """`"enabledPlugins"` of the trusted files (`config.plugins`, docs/plugins.md)."""
     mcp_json: McpJsonApproval = field(default_factory=McpJsonApproval)
     """Which of a trusted project's `.mcp.json` servers start (Claude Code's approval keys)."""
+    mcp_policy: McpServerPolicy = field(default_factory=McpServerPolicy)
+    """Which MCP servers may start at all, whatever their source (`allowedMcpServers`,
+    `deniedMcpServers`; `config.mcp_policy`)."""
     files: tuple[SettingsFile, ...] = ()
     problems: tuple[SettingsProblem, ...] = ()
     ignored: tuple[str, ...] = ()

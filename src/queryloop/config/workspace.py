@@ -126,6 +126,7 @@ def load_workspace(
             errors.append(problem)
     if errors:
         raise SettingsError(errors)
+    servers, refused = settings.mcp_policy.admitted(servers)
 
     cli_rules = RuleSet.from_strings(
         allow=allowed_tools, deny=disallowed_tools, source="command line", root=cwd
@@ -148,6 +149,10 @@ def load_workspace(
         notices.append(
             f"{cwd / MCP_JSON}: MCP servers not started, as the settings say "
             "(disabledMcpjsonServers, or not in enabledMcpjsonServers): " + ", ".join(held)
+        )
+    if refused:
+        notices.append(
+            "MCP servers not started, as the settings' policy says: " + "; ".join(refused)
         )
     if ignored:
         notices.append(
