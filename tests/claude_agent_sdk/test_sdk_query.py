@@ -375,3 +375,21 @@ async def test_stderr_receives_what_the_cli_would_print_there(
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "4"
     assert any("colour" in line for line in lines), lines
     assert all("\n" not in line for line in lines)
+
+
+async def test_naming_the_project_in_setting_sources_trusts_its_folder(
+    sdk_server: MessagesServer, tmp_path: Path
+) -> None:
+    """The SDK's setting_sources example: a project command is offered when the code asks
+    for the project's files; by default an untrusted folder's files stay unread (a notice)."""
+    (tmp_path / ".claude" / "commands").mkdir(parents=True)
+    (tmp_path / ".claude" / "commands" / "commit.md").write_text("Commit the staged work.\n")
+    sdk_server.script([turn(text("a")), turn(text("b"))])
+    notices: list[str] = []
+
+    default = await collect("hi", ClaudeAgentOptions(stderr=notices.append))
+    project = await collect("hi", ClaudeAgentOptions(setting_sources=["project"]))
+
+    commands = [m[0].data["slash_commands"] for m in (default, project)]  # type: ignore[union-attr]
+    assert ["commit" in c for c in commands] == [False, True]
+    assert any("trust" in line for line in notices), notices

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from queryloop import Agent
+from queryloop.config.discovery import SettingSources
 from queryloop.providers.retry import RetryPolicy
 from queryloop.skills import (
     SkillKind,
@@ -109,7 +110,19 @@ def test_commands_are_found_named_and_ordered(env: dict[str, Path]) -> None:
 
     untrusted = load_skills(proj, home, trusted=False, claude=claude)
     assert sorted(untrusted.skills) == ["frontend:component", "mine"]  # a stranger's: none
+    # ... and the user is told which were ignored and how to use them, not left guessing.
+    (skills_notice, commands_notice) = untrusted.notices
+    assert "skills were ignored" in skills_notice and "ship" in skills_notice
+    assert "commands were ignored" in commands_notice
+    assert "bad, mine, review, ship" in commands_notice and "queryloop trust" in commands_notice
+    assert (
+        load_skills(
+            proj, home, trusted=False, claude=claude, sources=SettingSources.of(["user"])
+        ).notices
+        == ()
+    )
     found = load_skills(proj, home, trusted=True, claude=claude)
+    assert found.notices == ()
     assert sorted(found.skills) == ["frontend:component", "mine", "review", "ship"]
     assert found.skills["mine"].source is SkillSource.USER  # the user's wins over the project's
     assert found.skills["mine"].description == "Claude user command"

@@ -121,6 +121,7 @@ async def assemble(
         *workspace.notices,
         *_mcp_notices(mcp),
         *map(str, skills.problems),
+        *skills.notices,
         *agent_notices,
     ]:
         notices.add(notice)

@@ -101,6 +101,7 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         "thinking": _thinking(options),
         "session_id": options.session_id,
         "setting_sources": options.setting_sources,
+        "trust": _trusts_project(options.setting_sources),
         "plugin_dirs": _plugin_dirs(options.plugins, cwd),
         "on_notice": _stderr_lines(options.stderr),
         **_system_prompt(options.system_prompt, cwd),
@@ -116,6 +117,16 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         permission=bridge,
         replay_user_messages=_replays(options.extra_args),
     )
+
+
+def _trusts_project(sources: Sequence[str] | None) -> bool | None:
+    """Code that names "project" (or "local") in `setting_sources` asks for that folder's
+    files: its author trusts the folder, as `queryloop trust` would. The default (None, every
+    scope) keeps queryloop's workspace trust, so an agent run over a stranger's repository
+    runs none of its hooks or MCP servers (docs/claude-agent-sdk.md)."""
+    if sources is not None and {"project", "local"} & set(sources):
+        return True
+    return None
 
 
 def _stderr_lines(stderr: Callable[[str], None] | None) -> Callable[[str], None] | None:

@@ -143,12 +143,12 @@ class FolderSet:
 
 
 @dataclass(frozen=True, slots=True)
-class AgentFiles:
-    """The agent files to read, lowest precedence first (later ones win by name), and notices."""
+class FoundFiles:
+    """Files of one kind in the order their kind's precedence reads them, and notices."""
 
     files: tuple[FoundFile, ...]
     notices: tuple[str, ...] = ()
-    """What was not used and why (an untrusted project's agent files)."""
+    """What was not used and why (an untrusted project's files)."""
 
 
 def claude_home() -> Path:
@@ -188,7 +188,7 @@ def config_folders(
 
 def agent_files(
     cwd: Path, *, user_home: Path, trusted: bool, claude_dir: Path | None = None
-) -> AgentFiles:
+) -> FoundFiles:
     """The agent files (`*.md`) of every agents folder, lowest precedence first (each folder
     sorted by name): a project's agent wins over the user's of the same name, as in Claude
     Code (code.claude.com/docs/en/sub-agents), and queryloop's over Claude Code's at one scope.
@@ -204,26 +204,30 @@ def agent_files(
     ]
     names = [p.name for f in folders.untrusted for p in _markdown_files(f.path)]
     notice = folders.untrusted_notice(cwd, "agent files", names)
-    return AgentFiles(tuple(found), (notice,) if notice else ())
+    return FoundFiles(tuple(found), (notice,) if notice else ())
 
 
 def skill_files(
     cwd: Path, home: Path, *, trusted: bool, claude_dir: Path | None = None
-) -> tuple[FoundFile, ...]:
+) -> FoundFiles:
     """Every `<folder>/<skill>/SKILL.md`, highest precedence first, each folder sorted: the
     user's skills win over the project's (Claude Code: "personal skills win over project
-    skills", code.claude.com/docs/en/skills), queryloop's over Claude Code's at one scope."""
+    skills", code.claude.com/docs/en/skills), queryloop's over Claude Code's at one scope.
+    An untrusted project's skills are not listed; a notice names them."""
     folders = config_folders(
         cwd, SKILLS_DIR, user_home=home, trusted=trusted, claude_dir=claude_dir
     )
-    return tuple(
+    found = tuple(
         FoundFile(path, folder.scope, folder.layout)
-        for folder in _skill_order(folders.folders)
+        for folder in _precedence_order(folders.folders)
         for path in _skill_files(folder.path)
     )
+    names = [p.parent.name for f in folders.untrusted for p in _skill_files(f.path)]
+    notice = folders.untrusted_notice(cwd, "skills", names)
+    return FoundFiles(found, (notice,) if notice else ())
 
 
-def _skill_order(folders: Iterable[ConfigFolder]) -> list[ConfigFolder]:
+def _precedence_order(folders: Iterable[ConfigFolder]) -> list[ConfigFolder]:
     """User before project; within a scope queryloop's folder first (first wins)."""
     rank = {FileScope.USER: 0, FileScope.PROJECT: 1}
     return sorted(folders, key=lambda f: (rank[f.scope], f.layout is Layout.CLAUDE))
@@ -255,29 +259,28 @@ class FoundCommand:
     name: str
 
 
-def command_folders(
-    cwd: Path, home: Path, claude: Path, *, trusted: bool
-) -> list[tuple[Path, FileScope]]:
-    """The commands folders, highest precedence first: the user's (queryloop's, then Claude
-    Code's), then the project's (only if trusted; queryloop's, then Claude Code's)."""
-    folders = [(home / COMMANDS_DIR, FileScope.USER), (claude / COMMANDS_DIR, FileScope.USER)]
-    if trusted:
-        folders += [
-            (cwd / PROJECT_DIR / COMMANDS_DIR, FileScope.PROJECT),
-            (cwd / CLAUDE_DIR / COMMANDS_DIR, FileScope.PROJECT),
-        ]
-    return folders
+@dataclass(frozen=True, slots=True)
+class FoundCommands:
+    """Command files, highest precedence first, and notices."""
+
+    commands: tuple[FoundCommand, ...]
+    notices: tuple[str, ...] = ()
+    """What was not used and why (an untrusted project's command files)."""
 
 
-def command_files(
-    cwd: Path, home: Path, claude: Path, *, trusted: bool
-) -> tuple[FoundCommand, ...]:
-    """Every command file, highest precedence first, each folder sorted by name."""
-    return tuple(
-        found
-        for folder, scope in command_folders(cwd, home, claude, trusted=trusted)
-        for found in commands_in(folder, scope)
+def command_files(cwd: Path, home: Path, claude: Path, *, trusted: bool) -> FoundCommands:
+    """Every command file, highest precedence first (the user's before the project's,
+    queryloop's folder before Claude Code's at one scope), each folder sorted by name. An
+    untrusted project's commands are not listed; a notice names them."""
+    folders = config_folders(cwd, COMMANDS_DIR, user_home=home, trusted=trusted, claude_dir=claude)
+    found = tuple(
+        command
+        for folder in _precedence_order(folders.folders)
+        for command in commands_in(folder.path, folder.scope)
     )
+    names = [c.name for f in folders.untrusted for c in commands_in(f.path, f.scope)]
+    notice = folders.untrusted_notice(cwd, "commands", names)
+    return FoundCommands(found, (notice,) if notice else ())
 
 
 def commands_in(folder: Path, scope: FileScope, namespace: str = "") -> list[FoundCommand]:

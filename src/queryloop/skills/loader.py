@@ -122,6 +122,8 @@ class SkillSet:
 
     skills: Mapping[str, Skill]
     problems: tuple[SkillProblem, ...] = ()
+    notices: tuple[str, ...] = ()
+    """What was not read and why (an untrusted project's skills and commands)."""
 
     def __bool__(self) -> bool:
         return bool(self.skills)
@@ -162,9 +164,10 @@ def load_skills(
     claude = claude or claude_home()
     found: dict[str, Skill] = {}
     problems: list[SkillProblem] = []
-    commands = sources.keep(command_files(cwd, home, claude, trusted=trusted))
-    user_commands, project_commands = _by_scope(commands)
-    skills = sources.keep(skill_files(cwd, home, trusted=trusted, claude_dir=claude))
+    command_set = command_files(cwd, home, claude, trusted=trusted)
+    user_commands, project_commands = _by_scope(sources.keep(command_set.commands))
+    skill_set = skill_files(cwd, home, trusted=trusted, claude_dir=claude)
+    skills = sources.keep(skill_set.files)
     ordered: list[_Candidate] = [
         *(_Candidate(f.path, f.scope) for f in skills if f.scope is FileScope.USER),
         *(_Candidate(c.path, c.scope, c.name) for c in user_commands),
@@ -176,7 +179,8 @@ def load_skills(
         skill = _load_one(candidate, problems)
         if skill is not None and skill.name not in found:
             found[skill.name] = skill
-    return SkillSet(found, tuple(problems))
+    notices = (*skill_set.notices, *command_set.notices) if sources.project else ()
+    return SkillSet(found, tuple(problems), notices)
 
 
 @dataclass(frozen=True, slots=True)
