@@ -6,7 +6,8 @@ a `cd` the parse cannot follow, wrappers that change folder (`env -C`, `sudo -D`
 clusters (`install -Dt`, `curl -o.mcp.json`), a here-document with a redirection, brace
 expansion, case, `find -exec`, `xargs` reading its list from a file, archives, patches and
 compressed files whose contents land on a protected path, git commands that create or clean
-folders, nested project folders, and files Claude Code reads. Each must ASK in default mode
+folders, nested project folders, files Claude Code reads, the `history` builtin, and the user's
+bin folders on PATH. Each must ASK in default mode
 with `Bash(*)`/`Edit(**)` and in acceptEdits with broad rules; the benign look-alikes stay
 allowed, unasked, under `Bash(*)`.
 
@@ -176,6 +177,17 @@ CLAUDE_AND_HOME = [
     "cp {tmp}/e .queryloop/statusline.sh",
 ]
 
+LATER = [
+    "history -w .mcp.json",
+    "history -a ~/.bashrc",
+    "history -anw .queryloop/settings.json",
+    "HISTFILE=.git/hooks/pre-commit; history -w",
+    "echo x > ~/.local/bin/git",
+    "cp {tmp}/e ~/bin/ls",
+    "ln -s {tmp}/e ~/.local/bin/python3",
+    "install -m 755 {tmp}/e ~/bin/git",
+]
+
 ATTEMPTS = [
     *LINKS,
     *SPELLINGS,
@@ -188,6 +200,7 @@ ATTEMPTS = [
     *GIT,
     *NESTED,
     *CLAUDE_AND_HOME,
+    *LATER,
 ]
 
 FILE_TOOL_ATTEMPTS = [
@@ -204,6 +217,8 @@ FILE_TOOL_ATTEMPTS = [
     "~/.claude.json",
     "~/.claude/plugins/p/hooks/hooks.json",
     "~/.queryloop/plugins/p/hooks/hooks.json",
+    "~/.local/bin/git",
+    "~/bin/ls",
 ]
 
 BENIGN = [
@@ -296,8 +311,8 @@ MODES = [
 
 
 def test_the_suite_is_as_large_as_documented() -> None:
-    assert len(ATTEMPTS) == len(set(ATTEMPTS)) == 108
-    assert len(FILE_TOOL_ATTEMPTS) == 13 and len(BENIGN) == 25
+    assert len(ATTEMPTS) == len(set(ATTEMPTS)) == 116
+    assert len(FILE_TOOL_ATTEMPTS) == 15 and len(BENIGN) == 25
     assert not set(BENIGN) & set(ATTEMPTS)
 
 

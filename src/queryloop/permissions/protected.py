@@ -79,6 +79,8 @@ _HOME_TREES = (
     (".config/systemd/user", "services run at login"),
     (".ssh", "ssh keys and config"),
     (".claude", "Claude Code settings, memory, agents, commands, skills and plugins"),
+    (".local/bin", "programs on PATH (run in place of the system's)"),
+    ("bin", "programs on PATH (run in place of the system's)"),
 )
 _HOME_FILES = (
     (".gitconfig", "git config"),

@@ -5,8 +5,8 @@ Each handler reads one invocation's arguments (after the program name) and tells
 (`tokens`) or the file whose contents decide what it writes (`content`). Sources: the GNU
 coreutils manual (cp, mv, install, ln, dd, sort, truncate, …), sed(1), curl(1), wget(1),
 findutils `find`, gzip(1)/xz(1)/zstd(1), tar(1), unzip(1), 7z, cpio(1), patch(1),
-crontab(1), systemctl(1), strace(1), GNU time(1), and git's own write subcommands
-(`shell_writes_git`).
+crontab(1), systemctl(1), strace(1), GNU time(1), bash(1) (the `history` builtin), and git's
+own write subcommands (`shell_writes_git`).
 """
 
 from __future__ import annotations
@@ -363,6 +363,19 @@ def traced(out: Writes, name: str, args: Sequence[Word]) -> None:
             out.word(value, name)
 
 
+def history(out: Writes, name: str, args: Sequence[Word]) -> None:
+    """The `history` builtin: `-a` (append) and `-w` (write) write FILE, or the history file
+    (`$HISTFILE`) when none is given; `-r`, `-n`, `-c`, `-d`, `-s`, `-p` write no file."""
+    options = split_options(args)
+    letters = {c for f in options.flags if not f.startswith("--") for c in f[1:]}
+    if not letters & {"a", "w"}:
+        return
+    if options.positionals:
+        out.word(options.positionals[0], name)
+    else:
+        out.dynamic = True  # `HISTFILE=… ; history -w`: the line's words are named
+
+
 def _compressors() -> dict[str, Handler]:
     names = "gzip pigz bzip2 pbzip2 xz lzma zstd lz4 brotli lzip".split()
     return dict.fromkeys([*names, *_DECOMPRESSORS], compressor)
@@ -397,6 +410,7 @@ HANDLERS: dict[str, Handler] = {
     "at": crontab,
     "batch": crontab,
     "systemctl": systemctl,
+    "history": history,
 }
 """Programs whose writes are read from their arguments; any other program not known to
 write nothing is opaque."""

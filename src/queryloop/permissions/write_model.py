@@ -29,7 +29,7 @@ READERS = frozenset(
     sha512sum b2sum cksum sum basename dirname realpath readlink test [ [[ true false jq
     column fold fmt paste join expand unexpand rev look seq yes sleep printenv ps pgrep top
     cd pushd popd export set unset local declare typeset readonly shift return exit wait
-    jobs history hash help mkdir lsof free uptime nproc tput clear ping host dig nslookup
+    jobs hash help mkdir lsof free uptime nproc tput clear ping host dig nslookup
     whatis man info apropos locate tr zcat bzcat xzcat zstdcat""".split()
 )
 """Programs whose arguments never name a file they write (`tr` takes no file arguments;
