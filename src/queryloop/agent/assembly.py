@@ -530,8 +530,9 @@ def build_hooks(
     """The settings' hooks and the caller's; their warnings become notices; prompt hooks ask
     the model table's fast model (else the session's) through the session's provider."""
     config = workspace.settings.hooks
-    if options.hooks:
-        config = config.merged(HooksConfig.of(**_as_lists(options.hooks)))
+    if options.hooks:  # the settings' http hook limits hold for the program's hooks too
+        code = HooksConfig.of(**_as_lists(options.hooks))
+        config = config.merged(workspace.settings.http_hooks.applied(code))
     provider = session.metered(model.provider, RequestKind.SIDE, purpose=PROMPT_HOOK_PURPOSE)
     fast = options.summary_model or default_summary_model(provider.name) or model.name
     return HookRunner(

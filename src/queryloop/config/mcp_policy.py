@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from .mcp import expand_vars
+from .sandbox import Problem
 from .url_patterns import is_url_pattern, url_matches
 
 if TYPE_CHECKING:
@@ -129,10 +130,6 @@ class McpServerPolicy:
 
 def _command_of(server: McpServerConfig) -> tuple[str, ...]:
     return (server.command, *server.args)
-
-
-Problem = Callable[[str, str, bool], None]
-"""(key to locate, message, is_error) -> None: how a settings problem is reported."""
 
 
 class McpPolicyMerger:

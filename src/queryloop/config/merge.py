@@ -29,6 +29,7 @@ from .claude_settings import (
     ignored_keys,
 )
 from .discovery import Layout
+from .hook_policy import HttpHookPolicyMerger
 from .mcp_approval import McpJsonApproval
 from .mcp_policy import McpPolicyMerger
 from .plugins import EnabledPluginsMerger
@@ -72,6 +73,7 @@ class SettingsMerger:
         self.sandbox = SandboxMerger()
         self.plugins = EnabledPluginsMerger()
         self.mcp_policy = McpPolicyMerger()
+        self.http_hooks = HttpHookPolicyMerger()
         self.mcp_enable_all = False
         self.mcp_enabled: set[str] | None = None
         self.mcp_disabled: set[str] = set()
@@ -109,6 +111,7 @@ class SettingsMerger:
                 frozenset(self.mcp_disabled),
             ),
             mcp_policy=self.mcp_policy.result(),
+            http_hooks=self.http_hooks.result(),
             files=tuple(self.files),
             problems=tuple(self.problems),
             ignored=tuple(self.ignored),
@@ -143,7 +146,7 @@ class SettingsMerger:
             warn=lambda key, message: self._problem(file, key, message, Severity.WARNING),
         )
         self._add_mcp_approval(file, data, trusted)
-        self._add_mcp_policy(file, data, trusted)
+        self._add_policies(file, data, trusted)
         self._add_hook_switches(file, data, trusted)
         if file.scope is SettingsScope.USER and file.layout is Layout.QUERYLOOP:
             folders = self._str_list(file, data, "trustedFolders")  # a project never trusts
@@ -256,20 +259,20 @@ class SettingsMerger:
         if enable_all is not None:
             self.mcp_enable_all = enable_all
 
-    def _add_mcp_policy(self, file: SettingsFile, data: Mapping[str, Any], trusted: bool) -> None:
-        """`allowedMcpServers`, `deniedMcpServers`, `allowManagedMcpServersOnly`
-        (`config.mcp_policy`)."""
+    def _add_policies(self, file: SettingsFile, data: Mapping[str, Any], trusted: bool) -> None:
+        """The MCP server policy (`allowedMcpServers`, `deniedMcpServers`,
+        `allowManagedMcpServersOnly`; `config.mcp_policy`) and the http hook limits
+        (`allowedHttpHookUrls`, `httpHookAllowedEnvVars`; `config.hook_policy`)."""
 
         def problem(key: str, message: str, is_error: bool) -> None:
             self._problem(file, key, message, Severity.ERROR if is_error else Severity.WARNING)
 
-        self.mcp_policy.add(
-            data,
-            managed=file.scope is SettingsScope.MANAGED,
-            trusted=trusted,
-            problem=problem,
-            ignore=lambda text: self.ignored.append(f"{file.path}: {text}"),
-        )
+        def ignore(text: str) -> None:
+            self.ignored.append(f"{file.path}: {text}")
+
+        managed = file.scope is SettingsScope.MANAGED
+        self.mcp_policy.add(data, managed=managed, trusted=trusted, problem=problem, ignore=ignore)
+        self.http_hooks.add(data, trusted=trusted, problem=problem, ignore=ignore)
 
     def _add_hook_switches(
         self, file: SettingsFile, data: Mapping[str, Any], trusted: bool

@@ -48,6 +48,7 @@ from .discovery import (
     claude_home,
     claude_managed_dir,
 )
+from .hook_policy import HttpHookPolicy
 from .mcp_approval import McpJsonApproval
 from .mcp_policy import McpServerPolicy
 from .plugins import EnabledPlugin
@@ -98,6 +99,8 @@ TOP_LEVEL_KEYS = frozenset(
         "allowedMcpServers",
         "deniedMcpServers",
         "allowManagedMcpServersOnly",
+        "allowedHttpHookUrls",
+        "httpHookAllowedEnvVars",
     }
 )
 """Keys settings files may hold and queryloop implements (add new settings here); Claude
@@ -211,6 +214,9 @@ class Settings:
     mcp_policy: McpServerPolicy = field(default_factory=McpServerPolicy)
     """Which MCP servers may start at all, whatever their source (`allowedMcpServers`,
     `deniedMcpServers`; `config.mcp_policy`)."""
+    http_hooks: HttpHookPolicy = field(default_factory=HttpHookPolicy)
+    """What `http` hooks may call and read (`allowedHttpHookUrls`, `httpHookAllowedEnvVars`;
+    `config.hook_policy`); applied to every hook, a plugin's and the program's too."""
     files: tuple[SettingsFile, ...] = ()
     problems: tuple[SettingsProblem, ...] = ()
     ignored: tuple[str, ...] = ()

@@ -133,6 +133,8 @@ def load_workspace(
     )
     plugin_hooks = plugins.hooks()
     hooks = settings.hooks if settings.hooks_off else settings.hooks.merged(plugin_hooks)
+    refused_hooks = settings.http_hooks.refused(hooks)
+    hooks = settings.http_hooks.applied(hooks)
     known = settings.additional_directories
     dirs = (*known, *(d for d in add_dirs if d not in known))
     settings = replace(
@@ -149,6 +151,11 @@ def load_workspace(
         notices.append(
             f"{cwd / MCP_JSON}: MCP servers not started, as the settings say "
             "(disabledMcpjsonServers, or not in enabledMcpjsonServers): " + ", ".join(held)
+        )
+    if refused_hooks:
+        notices.append(
+            "http hooks not called, their URLs are not in allowedHttpHookUrls: "
+            + "; ".join(refused_hooks)
         )
     if refused:
         notices.append(

@@ -97,6 +97,9 @@ class HttpHook:
     condition: HookCondition | None = None
     status_message: str | None = None
     once: bool = False
+    refused: str | None = None
+    """Why this hook may not be called (a settings policy, `allowedHttpHookUrls`): when it
+    would run, that is a non-blocking error instead of a request."""
 
     @property
     def label(self) -> str:
@@ -215,6 +218,18 @@ class HooksConfig:
         events = dict(self.events)
         for event, matchers in other.events.items():
             events[event] = events.get(event, ()) + matchers
+        return HooksConfig(events)
+
+    def mapped(self, change: Callable[[Hook], Hook]) -> HooksConfig:
+        """The same matchers with each handler passed through `change` (a settings policy
+        applied to every hook, whatever its source)."""
+        events = {
+            event: tuple(
+                HookMatcher(m.matcher, [change(h) for h in m.hooks if isinstance(h, HOOK_TYPES)])
+                for m in matchers
+            )
+            for event, matchers in self.events.items()
+        }
         return HooksConfig(events)
 
     def hooks_for(self, event: HookEvent, target: str | None = None) -> list[Hook]:

@@ -6,6 +6,8 @@ command hook's stdout; any other body, a non-2xx status, a connection failure or
 a non-blocking error (an http hook cannot block through its status code). Header values may
 name environment variables as `$VAR` or `${VAR}`; only names in `allowedEnvVars` are
 resolved, any other becomes empty, so a settings file cannot read secrets it did not list.
+The settings' `allowedHttpHookUrls` and `httpHookAllowedEnvVars` narrow both further
+(`config.hook_policy`, which sets `HttpHook.refused` and shortens `allowed_env_vars`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ def interpolate(value: str, env: Mapping[str, str], allowed: tuple[str, ...]) ->
 async def run_http_hook(
     hook: HttpHook, payload: Mapping[str, Any], *, env: Mapping[str, str], timeout: float
 ) -> HookRun:
-    """POST `payload` to the hook's URL; the body becomes the run's stdout."""
+    """POST `payload` to the hook's URL; the body becomes the run's stdout. A hook a
+    settings policy refuses (`HttpHook.refused`) is not called: a non-blocking error."""
+    if hook.refused is not None:
+        return HookRun(hook.label, None, error=hook.refused)
     headers = {k: interpolate(v, env, hook.allowed_env_vars) for k, v in hook.headers.items()}
     headers["Content-Type"] = "application/json"
     body = json.dumps(payload, default=str)
