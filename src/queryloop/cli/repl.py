@@ -451,7 +451,8 @@ def _settings_check(options: AgentOptions) -> str:
     """What the session reads before it needs the SDK, read now: the settings files (an
     invalid one raises `SettingsError`, as the start would) and the provider choice (a
     missing key raises `ConfigError`). Returns the model name the banner shows."""
-    from ..agent.assembly import build_workspace, model_name
+    from ..agent.assembly import build_workspace
+    from ..agent.assembly_model import model_name
     from ..providers.factory import choose_provider
     from ..session import queryloop_home
 

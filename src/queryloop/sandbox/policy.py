@@ -1,5 +1,5 @@
 """What a sandboxed command may touch: `SandboxPolicy`, built once per session from the
-`sandbox` settings (`config.settings`) by `agent.assembly`, and the error raised when the
+`sandbox` settings (`config.settings`) by `agent.assembly_guards`, and the error raised when the
 sandbox is required but cannot start."""
 
 from __future__ import annotations

@@ -1,0 +1,153 @@
+"""What guards a session, for `assembly.assemble`: the permission mode, the checker and its
+context (rules, protected paths), the Bash sandbox, the hook runner and the settings files
+watched for ConfigChange hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..config.settings import claude_protected_entries, managed_settings_path
+from ..config.workspace import Workspace
+from ..errors import ConfigError
+from ..hooks import HookRunner, HooksConfig
+from ..loop.summaries import default_summary_model
+from ..permissions import PermissionChecker, PermissionContext, PermissionMode, parse_mode
+from ..permissions.checker import BYPASS_DISABLED
+from ..permissions.protected import ProtectedPaths, protected_paths
+from ..sandbox import Sandbox, SandboxPolicy
+from ..session import RequestKind, Session
+from ..telemetry import Telemetry
+from .assembly_model import ModelChoice
+from .hook_points import PROMPT_HOOK_PURPOSE, SettingsWatch, prompt_model, with_permission_hooks
+from .options import AgentOptions
+from .runtime import Notices
+
+
+def session_mode(options: AgentOptions, workspace: Workspace) -> PermissionMode:
+    """The session's permission mode: the option (`--permission-mode`), else the settings'
+    defaultMode. Raises ConfigError for bypassPermissions when the settings disable it
+    (`permissions.disableBypassPermissionsMode`), whichever of the two chose it."""
+    settings = workspace.settings
+    mode = parse_mode(options.permission_mode or settings.default_mode or "default")
+    if mode is PermissionMode.BYPASS and settings.disable_bypass_mode:
+        raise ConfigError(BYPASS_DISABLED)
+    return mode
+
+
+def build_permission_context(
+    options: AgentOptions, workspace: Workspace, home: Path, sandbox: Sandbox | None = None
+) -> PermissionContext:
+    """The session's permission state: the mode, the settings' rules and switches, the homes
+    whose files are protected paths, the caller's tools; with the sandbox's
+    `autoAllowBashIfSandboxed`, a Bash command that will run sandboxed does not ask
+    (`Sandbox.covers`: on, working here, not excluded). Raises ConfigError when the mode is
+    bypassPermissions and the settings disable it."""
+    auto = sandbox is not None and sandbox.policy.auto_allow
+    settings = workspace.settings
+    return PermissionContext(
+        mode=session_mode(options, workspace),
+        rules=settings.rules,
+        developer_tools=frozenset(t.name for t in options.tools),
+        config_home=home,
+        managed_settings=managed_settings_path(),
+        extra_protected=claude_protected_entries(),
+        disable_bypass=settings.disable_bypass_mode,
+        deny_instead_of_prompting=settings.deny_instead_of_prompting,
+        block_writes_outside=settings.block_writes_outside,
+        sandboxed_bash=sandbox.covers if auto and sandbox is not None else None,
+    )
+
+
+def build_permission(
+    options: AgentOptions, context: PermissionContext, hooks: HookRunner
+) -> PermissionChecker:
+    """The session's checker; whoever it asks (the caller's approver, or nobody) is asked
+    after the PermissionRequest hooks."""
+    return PermissionChecker(
+        context, can_use_tool=with_permission_hooks(hooks, options.can_use_tool)
+    )
+
+
+def build_hooks(
+    options: AgentOptions,
+    workspace: Workspace,
+    session: Session,
+    permission: PermissionContext,
+    notices: Notices,
+    model: ModelChoice,
+    telemetry: Telemetry,
+) -> HookRunner:
+    """The settings' hooks and the caller's; their warnings become notices; prompt hooks ask
+    the model table's fast model (else the session's) through the session's provider."""
+    config = workspace.settings.hooks
+    if options.hooks:  # the settings' http hook limits hold for the program's hooks too
+        code = HooksConfig.of(**_as_lists(options.hooks))
+        config = config.merged(workspace.settings.http_hooks.applied(code))
+    provider = session.metered(model.provider, RequestKind.SIDE, purpose=PROMPT_HOOK_PURPOSE)
+    fast = options.summary_model or default_summary_model(provider.name) or model.name
+    return HookRunner(
+        config,
+        cwd=options.cwd,
+        session_id=lambda: session.session_id,  # a new one after /clear
+        transcript_path=lambda: session.transcript.path if session.transcript else None,
+        env=workspace.settings.env,
+        permission_mode=lambda: permission.mode.value,  # the REPL may switch modes
+        on_warning=notices.hook_warning,
+        on_status=options.on_hook_status,
+        ask_model=prompt_model(provider, fast),
+        observer=telemetry if telemetry.enabled else None,
+    )
+
+
+def build_sandbox(
+    options: AgentOptions, workspace: Workspace, home: Path, notices: Notices
+) -> Sandbox | None:
+    """The Bash sandbox of the `sandbox` settings (None when it is off). Writable besides
+    the working folder: `allowWrite` and `additionalDirectories`; read-only inside them:
+    `denyWrite` and the protected paths, so a sandboxed command cannot rewrite the rules
+    the agent runs under. That it cannot start is said once, as a notice."""
+    config = workspace.settings.sandbox
+    if not config.enabled:
+        return None
+    protected = protected_paths(  # the same set the permission checker guards
+        [options.cwd, *workspace.settings.additional_directories],
+        home=Path.home(),
+        config_home=home,
+        managed_settings=managed_settings_path(),
+        extra=claude_protected_entries(),
+    )
+    policy = SandboxPolicy(
+        allow_write=(*config.allow_write, *workspace.settings.additional_directories),
+        read_only=(*config.deny_write, *sandbox_read_only(protected)),
+        deny_read=config.deny_read,
+        allowed_domains=config.allowed_domains,
+        denied_domains=config.denied_domains,
+        excluded_commands=config.excluded_commands,
+        fail_if_unavailable=config.fail_if_unavailable,
+        auto_allow=config.auto_allow,
+    )
+    return Sandbox(policy, warn=notices.add)
+
+
+def sandbox_read_only(protected: ProtectedPaths) -> list[Path]:
+    """The protected paths as the sandbox mounts them read-only. A git folder is narrowed to
+    its hooks and config: what runs code later is there, while commands in the sandbox still
+    commit, fetch and check out (objects, refs, the index)."""
+    paths: list[Path] = []
+    for entry in protected.entries:
+        if entry.is_dir and (entry.path.name == ".git" or (entry.path / "HEAD").is_file()):
+            paths += [entry.path / "hooks", entry.path / "config"]
+        else:
+            paths.append(entry.path)
+    return paths
+
+
+def build_settings_watch(workspace: Workspace) -> SettingsWatch:
+    """The settings files the session read, for ConfigChange hooks."""
+    return SettingsWatch([(f.path, f.scope.value) for f in workspace.settings.files])
+
+
+def _as_lists(hooks: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
+    return {event: list(items) for event, items in hooks.items()}

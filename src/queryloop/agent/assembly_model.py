@@ -1,0 +1,139 @@
+"""The main model and what is spent on it, for `assembly.assemble`: the provider, the
+output limits, the compaction settings and pipeline, the prompt-cache lifetime and the
+one-line tool-use summaries."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..agents.thread import OutputLimits, ToolSet
+from ..compact import CompactConfig, CompactionPipeline
+from ..compact.policy import CachePrices, policy_named
+from ..compact.summarizer import provider_summarizer
+from ..config.workspace import Workspace
+from ..context import RequestBuilder
+from ..context.cache_ttl import CacheTtlSetting
+from ..hooks import HookRunner
+from ..loop.summaries import SUMMARY_PURPOSE, ModelSummarizer, default_summary_model
+from ..providers.base import ModelProvider
+from ..providers.factory import choose_provider, provider_for
+from ..providers.models import ModelInfo, get_model_info
+from ..providers.retry import DEFAULT_RETRY
+from ..session import RequestKind, Session
+from ..tools.base import ToolContext
+from .options import AgentOptions
+from .runtime import HookedSummarizer
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+COMPACTION_MAX_TOKENS = 20_000
+DEFAULT_OUTPUT_TOKENS = 8_192
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """The main model as the options, the environment and the settings choose it."""
+
+    provider: ModelProvider
+    """Unmetered; each use is metered into the session by its kind (main, compact, side)."""
+    name: str
+    """The bare model id sent to the provider (`ollama:qwen2.5` → `qwen2.5`)."""
+    info: ModelInfo
+    owns_provider: bool
+    """We built the provider, so we close its HTTP client (a caller's stays open)."""
+
+
+def model_name(options: AgentOptions, workspace: Workspace) -> str:
+    """The main model's name: the option, else `QUERYLOOP_MODEL`, the settings', the default."""
+    name = options.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
+    return name or DEFAULT_MODEL
+
+
+def build_model(options: AgentOptions, workspace: Workspace) -> ModelChoice:
+    """The main model: the option, else `QUERYLOOP_MODEL`, the settings' model, the default;
+    its provider (the caller's, or one built for the name) and its table entry."""
+    name = model_name(options, workspace)
+    if options.provider is not None:
+        return ModelChoice(options.provider, name, get_model_info(name), owns_provider=False)
+    choice = choose_provider(name, base_url=options.base_url)
+    provider = provider_for(name, base_url=options.base_url, retry=options.retry or DEFAULT_RETRY)
+    bare = choice.model or name
+    return ModelChoice(provider, bare, get_model_info(bare), owns_provider=True)
+
+
+def build_output_limits(options: AgentOptions, info: ModelInfo) -> OutputLimits:
+    """Like the reference: a capped default output limit (it reserves less of the window),
+    escalated to the model's maximum only when a reply is actually cut off."""
+    normal = min(options.max_tokens or DEFAULT_OUTPUT_TOKENS, info.max_output_tokens)
+    return OutputLimits(normal=normal, ceiling=max(normal, info.max_output_tokens))
+
+
+def build_cache_ttl(options: AgentOptions, workspace: Workspace) -> CacheTtlSetting:
+    """How long prompt-cache entries live: the option, else the settings' `cacheTtl`, else
+    "5m" (`context.cache_ttl`)."""
+    return options.cache_ttl or workspace.settings.cache_ttl or "5m"
+
+
+def build_compact_config(
+    options: AgentOptions, model: ModelChoice, workspace: Workspace
+) -> CompactConfig:
+    """When and how the session compacts (the window: the option, else the model's; the
+    policy: the option, else the settings', judged at the model's prices, with the 1-hour
+    write price when the session writes 1-hour cache entries); the per-tool result limits
+    come with the tools (`build_compactor`)."""
+    name = options.compaction or workspace.settings.compaction or "default"
+    one_hour = build_cache_ttl(options, workspace) == "1h"
+    return CompactConfig(
+        context_window=options.context_window or model.info.context_window,
+        max_output_tokens=model.info.max_output_tokens,
+        autocompact_threshold_tokens=options.autocompact_threshold,
+        collapse_enabled=options.context_collapse,
+        server_context_editing=model.provider.name == "anthropic",
+        policy=policy_named(name, CachePrices.of(model.info, one_hour_writes=one_hour)),
+    )
+
+
+def build_compactor(
+    config: CompactConfig,
+    tools: ToolSet,
+    model: ModelChoice,
+    session: Session,
+    builder: RequestBuilder,
+    tool_context: ToolContext,
+    hooks: HookRunner,
+) -> tuple[CompactionPipeline, HookedSummarizer]:
+    """The compaction pipeline; its summaries are requests on the session's cached prefix,
+    metered as compaction, after the PreCompact hooks."""
+    max_tokens = min(COMPACTION_MAX_TOKENS, model.info.max_output_tokens)
+
+    def build(messages: Sequence[Any], instruction: str) -> Any:
+        return builder.build_compaction_request(messages, instruction, max_tokens=max_tokens)
+
+    provider = session.metered(model.provider, RequestKind.COMPACT)
+    summarize = HookedSummarizer(
+        provider_summarizer(provider, build, abort=tool_context.abort), hooks
+    )
+    config = replace(config, per_tool_max_chars={t.name: t.max_result_chars for t in tools.all})
+    lifetime = builder.lifetime  # microcompact: the cache is cold after the TTL last written
+    pipeline = CompactionPipeline(
+        config,
+        summarize=summarize,
+        session_dir=tool_context.session_dir,
+        cache_seconds=lifetime.seconds if lifetime is not None else None,
+    )
+    return pipeline, summarize
+
+
+def build_tool_use_summarizer(
+    options: AgentOptions, model: ModelChoice, session: Session, tool_context: ToolContext
+) -> ModelSummarizer | None:
+    """One-line summaries of tool batches by a small model (None: off, or no such model)."""
+    if not options.tool_use_summaries:
+        return None
+    provider = session.metered(model.provider, RequestKind.SIDE, purpose=SUMMARY_PURPOSE)
+    name = options.summary_model or default_summary_model(provider.name)
+    if name is None:
+        return None
+    return ModelSummarizer(provider, name, abort=tool_context.abort)

@@ -1,0 +1,119 @@
+"""The main thread's tools, for `assembly.assemble`: the tool set (built-in, the caller's,
+MCP behind ToolSearch, skills), the tool context they run in, and the file checkpoints."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..agents.thread import ToolSet
+from ..agents.tool import AgentTool
+from ..checkpoints import CheckpointStore, checkpoint_folder
+from ..config.workspace import Workspace
+from ..context.tool_search import parse_tool_search, plan_deferral
+from ..sandbox import Sandbox
+from ..session.files import snapshots_of
+from ..skills.commands import skill_read_dirs, skill_tools
+from ..skills.loader import SkillSet
+from ..tools import builtin_tools
+from ..tools.base import FileReadRecord, Tool, ToolContext, ToolObserver
+from ..tools.builtin import selected_builtin_names
+from ..tools.builtin.tool_search import ToolSearchTool
+from ..tools.deferred import is_mcp_tool
+from .options import AgentOptions
+
+if TYPE_CHECKING:
+    from ..agents.host import SubagentHost
+    from ..tasks import TaskManager
+    from ..tools.mcp import McpManager
+
+
+def build_tools(
+    options: AgentOptions,
+    mcp: McpManager | None,
+    workspace: Workspace,
+    skills: SkillSet,
+    context_window: int,
+) -> ToolSet:
+    """The built-in and the caller's tools, MCP tools and skill tools. MCP tools go behind
+    ToolSearch only when their definitions are large (`context.tool_search`); a deferred set
+    lets servers come and go without changing the tools array."""
+    base: list[Tool] = [
+        *builtin_tools(options.builtin_tools, provided=[AgentTool()]),
+        *options.tools,
+    ]
+    mcp_tools: list[Tool] = list(mcp.tools()) if mcp is not None else []
+    setting = options.tool_search
+    policy = parse_tool_search(setting if setting is not None else workspace.settings.tool_search)
+    eager, deferred = plan_deferral(
+        [*base, *mcp_tools], context_window=context_window, policy=policy, deferrable=is_mcp_tool
+    )
+    if deferred:
+        eager.append(ToolSearchTool(lambda: deferred))
+    eager.extend(
+        skill_tools(skills, builtin="Skill" in selected_builtin_names(options.builtin_tools))
+    )
+    return ToolSet(tuple(eager), tuple(deferred))
+
+
+def build_tool_context(
+    options: AgentOptions,
+    workspace: Workspace,
+    session_dir: Path | None,
+    skills: SkillSet,
+    observer: ToolObserver,
+    tasks: TaskManager,
+    subagents: SubagentHost,
+    sandbox: Sandbox | None = None,
+    *,
+    read_files: dict[str, FileReadRecord] | None = None,
+    loaded_tools: list[str] | None = None,
+) -> ToolContext:
+    """The main thread's tool state: the folders it may read (the session folder holds
+    spilled tool results the model is told to Read back; skills' folders), the env, the
+    observer of its tool calls (timing, trace), the session's background tasks, the host its
+    subagents start from and the Bash sandbox. `read_files` is the session's record of the
+    files the agent has seen (`Session.read_files`, restored on resume); the context shares
+    that dict, and the list of loaded deferred tools (`Session.loaded_tools`) likewise."""
+    seen = read_files if read_files is not None else {}
+    return ToolContext(
+        read_files=seen,
+        loaded_deferred_tools=loaded_tools if loaded_tools is not None else [],
+        file_snapshots=snapshots_of(seen),
+        tasks=tasks,
+        subagents=subagents,
+        sandbox=sandbox,
+        cwd=options.cwd,
+        additional_dirs=[
+            *workspace.settings.additional_directories,
+            *_existing(session_dir),
+            *skill_read_dirs(skills),
+        ],
+        session_dir=session_dir,
+        env=with_plugin_path({**workspace.settings.env, **options.env}, workspace),
+        observer=observer,
+    )
+
+
+def with_plugin_path(env: dict[str, str], workspace: Workspace) -> dict[str, str]:
+    """The Bash tool's environment with the plugins' `bin/` folders first on PATH (Claude
+    Code: "executables added to the Bash tool's PATH ... while the plugin is enabled")."""
+    bins = [str(d) for d in workspace.plugins.bin_dirs()]
+    if not bins:
+        return env
+    path = env.get("PATH") or os.environ.get("PATH", "")
+    return {**env, "PATH": os.pathsep.join([*bins, *([path] if path else [])])}
+
+
+def build_checkpoints(tool_context: ToolContext) -> CheckpointStore:
+    """Per-prompt file snapshots, in the session folder (none when not persisted)."""
+    folder = tool_context.session_dir
+    return CheckpointStore(checkpoint_folder(folder) if folder else None)
+
+
+def _existing(folder: Path | None) -> list[Path]:
+    if folder is None:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    return [folder.resolve()]
