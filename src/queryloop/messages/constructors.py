@@ -105,6 +105,16 @@ def result_ids(messages: Iterable[Message]) -> set[str]:
     }
 
 
+def tool_result_for(tool_use_id: str, messages: Iterable[Message]) -> ToolResultBlock | None:
+    """The first tool_result in `messages` that answers `tool_use_id`, if any."""
+    for message in messages:
+        if isinstance(message, UserMessage) and not isinstance(message.content, str):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock) and block.tool_use_id == tool_use_id:
+                    return block
+    return None
+
+
 def assistant_message(
     content: str | Iterable[AssistantContentBlock],
     *,

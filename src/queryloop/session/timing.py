@@ -31,7 +31,8 @@ from typing import Any
 
 from ..loop.events import LoopEvent, RequestStart, StreamDelta, TerminalEvent, TransitionEvent
 from ..messages.blocks import ToolResultBlock, ToolUseBlock
-from ..messages.types import Message, UserMessage
+from ..messages.constructors import tool_result_for
+from ..messages.types import Message
 from ..messages.usage import Usage
 from ..providers.base import (
     BlockStart,
@@ -176,7 +177,7 @@ class TimingRecorder:
         permission: DenialSource | None = None,
     ) -> None:
         """A tool call is done (or was refused, cancelled or never ran)."""
-        result = _result_block(block.id, results)
+        result = tool_result_for(block.id, results)
         is_error = bool(result is not None and result.is_error)
         self._write(
             TimingEvent.TOOL_END,
@@ -194,12 +195,3 @@ def is_denial(result: ToolResultBlock) -> bool:
         content if isinstance(content, str) else " ".join(getattr(b, "text", "") for b in content)
     )
     return text.lstrip().startswith(DENIAL_MARKERS)
-
-
-def _result_block(tool_use_id: str, results: Sequence[Message]) -> ToolResultBlock | None:
-    for message in results:
-        if isinstance(message, UserMessage) and not isinstance(message.content, str):
-            for block in message.content:
-                if isinstance(block, ToolResultBlock) and block.tool_use_id == tool_use_id:
-                    return block
-    return None

@@ -50,7 +50,8 @@ from ..loop.events import (
     TransitionEvent,
 )
 from ..loop.reasons import Continue, Terminal
-from ..messages.blocks import ToolResultBlock, ToolUseBlock
+from ..messages.blocks import ToolUseBlock
+from ..messages.constructors import tool_result_for
 from ..messages.types import (
     AssistantMessage,
     Message,
@@ -420,7 +421,7 @@ class OtelThreadTrace(ThreadTrace):
             span.set_attribute(semconv.ERROR_TYPE, "tool_error")
             span.set_status(StatusCode.ERROR)
         if self._owner.capture_content:
-            result = _result_block(block.id, results)
+            result = tool_result_for(block.id, results)
             if result is not None:
                 span.set_attribute(semconv.TOOL_RESULT, content.result_text(result))
         span.end()
@@ -512,21 +513,12 @@ def _tool_outcome(
             and message.metadata.get("tool_use_id") == tool_use_id
         ):
             return semconv.ToolOutcome.DENIED, dict(message.metadata)
-    result = _result_block(tool_use_id, results)
+    result = tool_result_for(tool_use_id, results)
     if result is None or result.interrupted is not None:
         return semconv.ToolOutcome.INTERRUPTED, None
     if result.is_error:
         return semconv.ToolOutcome.ERROR, None
     return semconv.ToolOutcome.OK, None
-
-
-def _result_block(tool_use_id: str, results: Sequence[Message]) -> ToolResultBlock | None:
-    for message in results:
-        if isinstance(message, UserMessage) and not isinstance(message.content, str):
-            for block in message.content:
-                if isinstance(block, ToolResultBlock) and block.tool_use_id == tool_use_id:
-                    return block
-    return None
 
 
 def _hook_type(hook: Hook) -> str:
