@@ -15,6 +15,7 @@ from .autocompact import (
 )
 from .budget import BudgetResult, apply_tool_result_budget, build_preview
 from .collapse import CollapseStore, summarize_rounds
+from .config import CompactConfig
 from .microcompact import (
     CLEARED_PLACEHOLDER,
     CONTEXT_MANAGEMENT_BETA,
@@ -23,7 +24,7 @@ from .microcompact import (
     context_management_config,
     microcompact,
 )
-from .pipeline import CompactConfig, CompactionPipeline, PreprocessResult
+from .pipeline import CompactionPipeline, PreprocessResult
 from .prompt import COMPACT_PROMPT, build_compact_prompt, format_summary
 from .reactive import compact_with_retries, reactive_compact, truncate_head_for_ptl_retry
 from .restore import RestoreContext, read_files_from_disk

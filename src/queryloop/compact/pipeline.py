@@ -19,8 +19,8 @@ remembered against that response (its uuid) and subtracted until a newer respons
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,69 +31,24 @@ from ..providers.errors import PromptTooLongError
 from .autocompact import AutoCompactTracking, CompactionResult, Summarize
 from .budget import apply_tool_result_budget
 from .collapse import CollapseStore
+from .config import CompactConfig
 from .incremental import StableView, TokenCounter, ToolNameIndex
 from .microcompact import (
     CONTEXT_MANAGEMENT_BETA,
-    DEFAULT_CLEARABLE_TOOLS,
     clear_results,
     clearable_ids,
     is_cold,
     last_assistant_timestamp,
     microcompact,
 )
-from .policy import DEFAULT_POLICY, CompactionPolicy, SummaryFacts, Trade
+from .policy import SummaryFacts, Trade
 from .reactive import compact_with_retries, reactive_compact
 from .restore import BELOW_THRESHOLD, RestoreContext, capped_restore
 from .snip import snip_history
-from .thresholds import CompactThresholds
 from .tokens import last_usage_index, token_count_with_estimation
 from .trades import clearing_trade, summary_facts
 
 NO_AUTOCOMPACT_SOURCES = frozenset({"compact", "session_memory"})
-
-
-@dataclass(frozen=True, slots=True)
-class CompactConfig:
-    """Every knob of the pipeline. Fractions are of the autocompact threshold."""
-
-    context_window: int = 200_000
-    max_output_tokens: int = 64_000
-    autocompact_enabled: bool = True
-    autocompact_pct_override: float | None = None
-    autocompact_threshold_tokens: int | None = None
-    env: Mapping[str, str] | None = None
-    """Where QUERYLOOP_AUTOCOMPACT_PCT_OVERRIDE is read (None: os.environ)."""
-    per_tool_max_chars: Mapping[str, int] = field(default_factory=dict)
-    default_max_chars: int = 50_000
-    per_message_max_chars: int = 200_000
-    snip_enabled: bool = False
-    snip_at_fraction: float = 0.9
-    snip_keep_head: int = 1
-    snip_keep_tail_fraction: float = 0.4
-    microcompact_enabled: bool = True
-    microcompact_at_fraction: float = 0.5
-    keep_recent: int = 5
-    cache_ttl_s: float = 300.0
-    clearable_tools: Collection[str] = DEFAULT_CLEARABLE_TOOLS
-    server_context_editing: bool = True
-    server_clear_at_least: int = 20_000
-    collapse_enabled: bool = True
-    collapse_stage_fraction: float = 0.85
-    collapse_target_fraction: float = 0.6
-    collapse_keep_recent_rounds: int = 4
-    restore: RestoreContext = field(default_factory=RestoreContext)
-    policy: CompactionPolicy = DEFAULT_POLICY
-    """When to shrink before the threshold; it may tighten the budgets above (`configure`)."""
-
-    def thresholds(self) -> CompactThresholds:
-        """The thresholds this configuration gives (user overrides honoured and reported)."""
-        return CompactThresholds.for_model(
-            self.context_window,
-            self.max_output_tokens,
-            override=self.autocompact_pct_override,
-            override_tokens=self.autocompact_threshold_tokens,
-            env=self.env,
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ from ..errors import ConfigError
 from ..providers.models import MTOK, ModelInfo, get_model_info
 
 if TYPE_CHECKING:
-    from .pipeline import CompactConfig
+    from .config import CompactConfig
 
 CompactionName = Literal["default", "economy"]
 """The policies a user can choose (`compaction` setting, `Agent(compaction=...)`,
