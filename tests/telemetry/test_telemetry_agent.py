@@ -19,8 +19,10 @@ from queryloop import Agent, tool
 from queryloop.hooks import CommandHook, HookMatcher
 from queryloop.messages.blocks import ToolResultBlock
 from queryloop.messages.types import Message, UserMessage
+from queryloop.providers.retry import RetryPolicy
 from queryloop.telemetry import CAPTURE_ENV
 from queryloop.testing import MessagesServer, text, tool_use, turn
+from queryloop.testing.script import cut_stream, overloaded
 
 SECRET = "the-user-secret-42"
 """A string that appears in the prompt, a tool's arguments and its result: content."""
@@ -321,3 +323,43 @@ async def test_an_automatic_compaction_and_a_background_task_are_spans_of_the_tu
     assert background.attributes["queryloop.task.status"] == "completed"
     assert background.attributes["gen_ai.tool.call.id"] == bash.attributes["gen_ai.tool.call.id"]
     assert f"BG=00-{main.trace_id}-{bash.span_id}-" in output
+
+
+async def test_a_cut_stream_and_a_fallback_leave_their_attempts_marked(
+    tmp_path: Path,
+    receiver: OtlpReceiver,
+    providers: Callable[[], TracerProvider],
+    env: None,
+) -> None:
+    """The loop voids a cut stream (a tombstone, `TombstoneReason.STREAM_RETRY`) and an
+    overloaded attempt (the fallback notice): each attempt's `chat` span ends in error with
+    why, and the turn carries a retry and a fallback event."""
+    provider = providers()
+    script = [turn(text("A first block."), text("cut short")), turn(text("From the fallback."))]
+    with MessagesServer(script) as server:
+        server.inject(cut_stream(1), overloaded())  # the cut voids the first block's message
+        agent = Agent(
+            "claude-sonnet-5-5",
+            base_url=server.base_url,
+            cwd=tmp_path,
+            fallback_model="claude-haiku-5-5",
+            retry=RetryPolicy(max_retries=0),
+            tracer_provider=provider,
+        )
+        try:
+            result = await agent.run("hello")
+        finally:
+            await agent.aclose()
+    provider.force_flush()
+    assert result.text == "From the fallback."
+    spans = receiver.wait_for("invoke_agent")
+    main = by_name(spans, "invoke_agent queryloop")
+    chats = [s for s in receiver.children(main) if s.name.startswith("chat ")]
+    assert [(c.name, c.attributes.get("error.type"), c.status_code) for c in chats] == [
+        ("chat claude-sonnet-5-5", "stream_interrupted", STATUS_ERROR),
+        ("chat claude-sonnet-5-5", "overloaded", STATUS_ERROR),
+        ("chat claude-haiku-5-5", None, 0),
+    ]
+    events = [name for name, _attrs in main.events]
+    assert events == ["queryloop.request.retry", "queryloop.model.fallback"]
+    assert dict(main.events[0][1]) == {"reason": "stream_interrupted"}
