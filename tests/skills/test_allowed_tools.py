@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from skill_agents import agent_on
 
-from queryloop import Agent
-from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import MessagesServer, text, tool_use, turn
 
 OUTSIDE = "OUTSIDE-THE-PROJECT-8815"
@@ -34,18 +33,6 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 def command(env: dict[str, Path], name: str, front: str, body: str = "Do it.") -> None:
     (env["proj"] / ".claude" / "commands" / f"{name}.md").write_text(f"---\n{front}\n---\n{body}")
-
-
-def agent_on(server: MessagesServer, env: dict[str, Path], **kw: Any) -> Agent:
-    kw.setdefault("trust", True)
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=0, base_delay=0.01),
-        cwd=env["proj"],
-        home=env["home"],
-        **kw,
-    )
 
 
 def read_outside(env: dict[str, Path]) -> dict[str, Any]:

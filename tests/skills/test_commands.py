@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from skill_agents import agent_on
 
-from queryloop import Agent
 from queryloop.config.discovery import SettingSources
-from queryloop.providers.retry import RetryPolicy
 from queryloop.skills import (
     SkillKind,
     SkillSource,
@@ -47,18 +46,6 @@ def write(path: Path, content: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content)
     return path
-
-
-def agent_on(server: MessagesServer, env: dict[str, Path], **kw: Any) -> Agent:
-    kw.setdefault("trust", True)
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=0, base_delay=0.01),
-        cwd=env["proj"],
-        home=env["home"],
-        **kw,
-    )
 
 
 def sent(body: dict[str, Any]) -> str:
