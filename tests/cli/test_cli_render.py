@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from queryloop.cli.render import (
-    Renderer,
+from queryloop.cli.render import Renderer
+from queryloop.cli.render_text import (
     cache_hit_share,
     collapse,
     context_bar_parts,

@@ -16,9 +16,8 @@ from queryloop.cli.always import always_offer, save_local_rule
 from queryloop.cli.completion import command_candidates, file_candidates
 from queryloop.cli.diffs import applied_diff, diff_stats, proposed_diff
 from queryloop.cli.preload import provider_module, startup_notices
-from queryloop.cli.render import (
-    Renderer,
-    _Waiting,
+from queryloop.cli.render import Renderer, _Waiting
+from queryloop.cli.render_text import (
     compact_headroom,
     diff_markup,
     recent_exchanges,

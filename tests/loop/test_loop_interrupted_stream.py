@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from queryloop import Agent
-from queryloop.cli.render import recent_exchanges
+from queryloop.cli.render_text import recent_exchanges
 from queryloop.loop import StreamDelta, Terminal
 from queryloop.loop.resume import MAY_HAVE_RUN
 from queryloop.messages import normalize_messages_for_api, validate_api_request

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from queryloop import Agent
-from queryloop.cli.render import cost_lines
+from queryloop.cli.render_text import cost_lines
 from queryloop.messages import SystemMessage, SystemSubtype, Usage, message_to_dict
 from queryloop.providers.models import cost_usd
 from queryloop.report import read_timeline

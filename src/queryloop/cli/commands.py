@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .exit_codes import ExitCode
+from .markup import escape_markup
 
 if TYPE_CHECKING:
     from .repl import Repl
@@ -77,20 +78,14 @@ async def _help(repl: Repl, _: str) -> bool:
         hint = f" {skill.options.argument_hint}" if skill.options.argument_hint else ""
         label = f"({skill.kind.value}, {skill.source.value})"
         repl.console.print(
-            f"  [bold]/{_escape(name)}[/]{_escape(hint)} [dim]{label}[/] "
-            f"{_escape(skill.description[:70])}"
+            f"  [bold]/{escape_markup(name)}[/]{escape_markup(hint)} [dim]{label}[/] "
+            f"{escape_markup(skill.description[:70])}"
         )
     repl.console.print(
         "  [dim]Esc+Enter or a trailing \\ for a new line · Ctrl-C interrupts · "
         "Ctrl-C twice (or Ctrl-D) exits[/]"
     )
     return True
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
 
 
 async def _clear(repl: Repl, _: str) -> bool:
@@ -140,7 +135,7 @@ async def _resume(repl: Repl, arg: str) -> bool:
 
 
 async def _cost(repl: Repl, _: str) -> bool:
-    from .render import cost_lines
+    from .render_text import cost_lines
 
     agent = repl.agent
     lines = cost_lines(agent.cost_usd, agent.turns, agent.usage, agent.cost_breakdown())
@@ -149,7 +144,7 @@ async def _cost(repl: Repl, _: str) -> bool:
 
 
 async def _context(repl: Repl, _: str) -> bool:
-    from .render import CATEGORIES, COLORS, context_bar_parts
+    from .render_text import CATEGORIES, COLORS, context_bar_parts
 
     context = repl.agent.context_usage()
     if not context.get("window"):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..loop.events import ApiRetry, StreamDelta
 from .exit_codes import ExitCode, exit_code_for
-from .render import retry_text
+from .render_text import retry_text
 from .stream_json import event_record, init_record, result_record
 
 if TYPE_CHECKING:

@@ -8,11 +8,10 @@ calls are single lines, so the output stays readable anywhere.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..loop.events import (
     ApiRetry,
@@ -34,7 +33,6 @@ from ..messages.types import (
     ToolUseSummaryMessage,
     UserMessage,
 )
-from ..messages.usage import Usage
 from ..providers.base import (
     BlockComplete,
     BlockStart,
@@ -43,188 +41,20 @@ from ..providers.base import (
     TextDelta,
     ThinkingDelta,
 )
-from ..providers.errors import brief
 from ..tasks.events import TaskEvent, TaskEventKind
 from .diffs import applied_diff, diff_stats
+from .markup import escape_markup
+from .render_text import (
+    RESULT_LINES,
+    collapse,
+    diff_markup,
+    recent_exchanges,
+    result_text,
+    retry_text,
+    short_input,
+    waiting_text,
+)
 from .subagents import SubagentLabels
-
-if TYPE_CHECKING:
-    from ..report.costs import CostBreakdown
-
-RESULT_LINES = 4
-_INPUT_KEYS = ("command", "file_path", "pattern", "path", "url", "query", "description")
-CATEGORIES = ("system", "tools", "memory", "messages", "free")
-COLORS = {"system": "magenta", "tools": "cyan", "memory": "yellow", "messages": "green",
-           "free": "grey37"}  # fmt: skip
-
-
-def short_input(name: str, input: Mapping[str, Any], width: int = 60) -> str:
-    """A one-line form of a tool input: its main field, else compact JSON, cut to `width`."""
-    text = next((str(input[k]) for k in _INPUT_KEYS if input.get(k)), "")
-    if name == "TodoWrite" and isinstance(input.get("todos"), list):
-        text = f"{len(input['todos'])} todos"
-    if not text:
-        text = json.dumps(dict(input), ensure_ascii=False, separators=(",", ":"))
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def result_text(block: ToolResultBlock) -> str:
-    """The text of a tool_result (images and documents as placeholders)."""
-    if isinstance(block.content, str):
-        return block.content
-    return "\n".join(b.text if isinstance(b, TextBlock) else f"[{b.type}]" for b in block.content)
-
-
-def collapse(text: str, max_lines: int = RESULT_LINES) -> tuple[list[str], int]:
-    """The first `max_lines` non-empty-trimmed lines of `text` and how many more there are."""
-    lines = text.strip("\n").splitlines() or ["(no output)"]
-    return lines[:max_lines], max(0, len(lines) - max_lines)
-
-
-def cache_hit_share(usage: Usage) -> float:
-    """Cache reads as a share of all prompt tokens (0.0 when nothing was sent)."""
-    total = usage.total_input_tokens
-    return usage.cache_read_input_tokens / total if total else 0.0
-
-
-def cost_lines(cost_usd: float, turns: int, usage: Usage, costs: CostBreakdown) -> list[str]:
-    """/cost: the cost, what caching saved, each compaction, the tokens by kind."""
-    from ..report.costs import caching_line, compaction_line
-
-    one_hour = usage.cache_creation_1h_input_tokens
-    writes = f"{usage.cache_creation_input_tokens:,} cache write"
-    if one_hour:
-        writes += f" ({one_hour:,} of them 1-hour)"
-    lines = [
-        f"Total cost:     ${cost_usd:.4f}",
-        f"Caching saved:  {caching_line(costs)}",
-        f"Compactions:    {len(costs.compactions) or 'none'}",
-        *(f"  {i}. {compaction_line(c)}" for i, c in enumerate(costs.compactions, 1)),
-        f"Model turns:    {turns}",
-        f"Input tokens:   {usage.input_tokens:,} uncached · {writes} · "
-        f"{usage.cache_read_input_tokens:,} cache read",
-        f"Output tokens:  {usage.output_tokens:,}",
-        f"Cache hits:     {cache_hit_share(usage):.0%} of prompt tokens",
-    ]
-    return lines
-
-
-def context_share(context: Mapping[str, int]) -> float | None:
-    """Used share of the window from `Agent.context_usage()`, None when unknown."""
-    window = context.get("window") or 0
-    if window <= 0:
-        return None
-    used = window - context.get("free", window)
-    return max(0.0, min(1.0, used / window))
-
-
-def context_bar_parts(context: Mapping[str, int], width: int = 50) -> list[tuple[str, int, int]]:
-    """(category, tokens, cells) for the /context bar; cells add up to `width`."""
-    window = context.get("window") or sum(context.get(c, 0) for c in CATEGORIES) or 1
-    parts: list[tuple[str, int, int]] = []
-    used_cells = 0
-    for category in CATEGORIES:
-        tokens = max(0, context.get(category, 0))
-        cells = round(tokens / window * width)
-        if tokens and not cells:
-            cells = 1  # a category that exists is always visible
-        parts.append((category, tokens, cells))
-        used_cells += cells
-    # Rounding error goes to (or comes from) the free part so the bar has a fixed width.
-    name, tokens, cells = parts[-1]
-    parts[-1] = (name, tokens, max(0, cells + width - used_cells))
-    return parts
-
-
-def compact_headroom(context: Mapping[str, int]) -> float | None:
-    """The share of the room before auto-compaction starts that is still free (1.0 empty,
-    0.0 at the threshold), from `Agent.context_usage()`; None when unknown."""
-    threshold = context.get("autocompact") or 0
-    window = context.get("window") or 0
-    if threshold <= 0 or window <= 0:
-        return None
-    used = window - context.get("free", window)
-    return max(0.0, min(1.0, 1.0 - used / threshold))
-
-
-def status_text(model: str, context: Mapping[str, int], usage: Usage, cost_usd: float) -> str:
-    """The bottom status line: model · context left before auto-compact · cache hits · cost.
-
-    The context figure is relative to where compaction starts (not to the whole window,
-    which compaction never lets a conversation fill), so it moves turn by turn."""
-    headroom = compact_headroom(context)
-    share = context_share(context)
-    if headroom is not None:
-        ctx = f"{headroom:.0%} context left before auto-compact"
-    elif share is not None:
-        ctx = f"{share:.0%} context"
-    else:
-        ctx = "context n/a"
-    return f"{model} · {ctx} · {cache_hit_share(usage):.0%} cache hits · ${cost_usd:.4f}"
-
-
-def retry_text(event: ApiRetry) -> str:
-    """The line that says a failed request is tried again: `API request failed (could not
-    connect); retrying in 1.1s · attempt 1/4`."""
-    return (
-        f"API request failed ({brief(event.error)}); retrying in {event.delay_s:.1f}s · "
-        f"attempt {event.attempt}/{event.max_retries}"
-    )
-
-
-def waiting_text(label: str, elapsed_s: float, tokens: int) -> str:
-    """The spinner's words: `Thinking… 4s · ↓ 120 tokens · Ctrl-C to interrupt`."""
-    parts = [f"{label}… {int(elapsed_s)}s"]
-    if tokens > 0:
-        parts.append(f"↓ {tokens:,} tokens")
-    parts.append("Ctrl-C to interrupt")
-    return " · ".join(parts)
-
-
-def diff_markup(lines: list[str], max_lines: int = 40) -> list[str]:
-    """Rich markup for unified-diff lines: additions green, removals red, hunks cyan."""
-    out: list[str] = []
-    for line in lines[:max_lines]:
-        text = _escape(line[:200])
-        if line.startswith(("+++", "---")):
-            out.append(f"[bold]{text}[/]")
-        elif line.startswith("+"):
-            out.append(f"[green]{text}[/]")
-        elif line.startswith("-"):
-            out.append(f"[red]{text}[/]")
-        elif line.startswith("@@"):
-            out.append(f"[cyan]{text}[/]")
-        else:
-            out.append(f"[dim]{text}[/]")
-    if len(lines) > max_lines:
-        out.append(f"[dim]… {len(lines) - max_lines} more diff lines[/]")
-    return out
-
-
-def recent_exchanges(messages: list[Any], count: int = 3) -> list[tuple[str, str]]:
-    """The last `count` (prompt, answer) pairs of a conversation: the person's prompts (not
-    meta text, not tool results, not a compaction summary) and the text of the last
-    assistant message before the next prompt ("" while none)."""
-    from ..messages.constructors import text_of
-
-    pairs: list[tuple[str, str]] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
-            if message.is_meta or message.is_compact_summary:
-                continue
-            if not isinstance(message.content, str) and any(
-                isinstance(b, ToolResultBlock) for b in message.content
-            ):
-                continue
-            prompt = text_of(message).strip()
-            if prompt and not prompt.startswith("[Request interrupted"):
-                pairs.append((prompt, ""))
-        elif isinstance(message, AssistantMessage) and pairs:
-            answer = text_of(message).strip()
-            if answer:
-                pairs[-1] = (pairs[-1][0], answer)
-    return pairs[-count:]
 
 
 class _Waiting:
@@ -410,9 +240,8 @@ class Renderer:
         self.tool_inputs[block.id] = block.input
         self._pending_tools.add(block.id)
         self._stop_status()
-        self.console.print(
-            f"[bold cyan]⏺ {block.name}[/]([dim]{_escape(short_input(block.name, block.input))}[/])"
-        )
+        shown = escape_markup(short_input(block.name, block.input))
+        self.console.print(f"[bold cyan]⏺ {block.name}[/]([dim]{shown}[/])")
         self.resume_spinner()
 
     def resume_spinner(self) -> None:
@@ -468,7 +297,7 @@ class Renderer:
         style = "red" if block.is_error else "dim"
         for i, line in enumerate(shown):
             prefix = "  ⎿ " if i == 0 else "    "
-            self.console.print(f"{prefix}[{style}]{_escape(line[:200])}[/]", highlight=False)
+            self.console.print(f"{prefix}[{style}]{escape_markup(line[:200])}[/]", highlight=False)
         if hidden:
             self.console.print(f"    [dim]… {hidden} more lines[/]")
         self.waiting()
@@ -482,12 +311,12 @@ class Renderer:
         for prompt, answer in pairs:
             shown, hidden = collapse(prompt, 3)
             for i, line in enumerate(shown):
-                self.console.print(f"[bold]{'>' if i == 0 else ' '}[/] {_escape(line[:200])}")
+                self.console.print(f"[bold]{'>' if i == 0 else ' '}[/] {escape_markup(line[:200])}")
             if hidden:
                 self.console.print(f"  [dim]… {hidden} more lines[/]")
             shown, hidden = collapse(answer or "(no answer)", RESULT_LINES)
             for line in shown:
-                self.console.print(f"  [dim]{_escape(line[:200])}[/]")
+                self.console.print(f"  [dim]{escape_markup(line[:200])}[/]")
             if hidden:
                 self.console.print(f"  [dim]… {hidden} more lines[/]")
         self.console.print("[dim]──[/]")
@@ -512,29 +341,31 @@ class Renderer:
         calls = len(message.tool_use_ids)
         what = f"{calls} tool call{'s' if calls != 1 else ''}: {', '.join(names)}"
         self.pause()
-        self.console.print(f"[green]✻[/] {_escape(message.summary)} [dim]({what})[/]")
+        self.console.print(f"[green]✻[/] {escape_markup(message.summary)} [dim]({what})[/]")
 
     def agent_progress(self, data: Mapping[str, Any]) -> None:
         """A subagent's step, live under its Agent call: `  ⎿ label: text` / `⏺ Tool(input)`,
         the label naming which subagent (`SubagentLabels`)."""
-        who = _escape(self.subagents.learn(data))
+        who = escape_markup(self.subagents.learn(data))
         if data.get("kind") == "started":
             return  # named now, before it can ask anything; its Agent call is on screen
         self.pause()
         text = " ".join(str(data.get("text") or "").split())
         if text:
-            self.console.print(f"    [dim]⎿ {who}: {_escape(text[:160])}[/]", highlight=False)
+            self.console.print(f"    [dim]⎿ {who}: {escape_markup(text[:160])}[/]", highlight=False)
         for call in data.get("tool_uses") or []:
             name = str(call.get("name", ""))
-            shown = _escape(short_input(name, call.get("input") or {}, 50))
-            self.console.print(f"    [dim]⎿ {who} ⏺ {_escape(name)}({shown})[/]", highlight=False)
+            shown = escape_markup(short_input(name, call.get("input") or {}, 50))
+            self.console.print(
+                f"    [dim]⎿ {who} ⏺ {escape_markup(name)}({shown})[/]", highlight=False
+            )
         self.resume_spinner()
 
     def task_event(self, event: TaskEvent) -> None:
         """A background task started or finished (progress is not printed)."""
         if event.kind is TaskEventKind.PROGRESS:
             return
-        what = f"{event.task_id} ({_escape(event.description[:60])})"
+        what = f"{event.task_id} ({escape_markup(event.description[:60])})"
         if event.kind is TaskEventKind.STARTED:
             self.notice(f"Background task {what} started · /tasks lists them")
         else:
@@ -544,7 +375,7 @@ class Renderer:
     def notice(self, text: str, style: str = "dim") -> None:
         """A short line of information."""
         self.pause()
-        self.console.print(f"[{style}]{_escape(text)}[/]")
+        self.console.print(f"[{style}]{escape_markup(text)}[/]")
 
     def end_text(self, *, force: bool = False) -> None:
         """Finish the text block being streamed (re-rendered as markdown when animated)."""
@@ -593,9 +424,3 @@ class Renderer:
         from rich.markdown import Markdown
 
         return Markdown(text)
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)

@@ -24,7 +24,9 @@ from .args import CliOptions
 from .commands import parse_slash
 from .exit_codes import ExitCode
 from .interrupts import Interruptible, SigintRouter
-from .render import Renderer, status_text
+from .markup import escape_markup
+from .render import Renderer
+from .render_text import status_text
 from .typeahead import TypeAhead, after_turn, start_typeahead, typeahead_paused
 
 if TYPE_CHECKING:
@@ -234,7 +236,7 @@ class Repl:
         if diff:
             self.renderer.show_diff(diff)
         if no_always:
-            self.console.print(f"[dim]No \\[a]lways for this call: {_escape(no_always)}.[/]")
+            self.console.print(f"[dim]No \\[a]lways for this call: {escape_markup(no_always)}.[/]")
 
     def _notify_later(self, message: str, kind: str = "permission_prompt") -> asyncio.Task[None]:
         """Notification hooks once a question has waited `notify_after_s` seconds (Claude
@@ -257,16 +259,16 @@ class Repl:
             path = save_local_rule(self.options.cwd, rule)
         except (OSError, ValueError) as exc:
             self.console.print(
-                f"[yellow]Allowed {_escape(rule)} for this session; could not save it: "
-                f"{_escape(str(exc))}[/]"
+                f"[yellow]Allowed {escape_markup(rule)} for this session; could not save it: "
+                f"{escape_markup(str(exc))}[/]"
             )
             return
         later = "" if is_trusted(self.options.cwd) else (
             " · later sessions use it once this folder is trusted (queryloop trust)"
         )  # fmt: skip
         self.console.print(
-            f"[green]Added allow rule {_escape(rule)}[/] [dim]to this session and to "
-            f"{_escape(str(path))}{later}[/]"
+            f"[green]Added allow rule {escape_markup(rule)}[/] [dim]to this session and to "
+            f"{escape_markup(str(path))}{later}[/]"
         )
 
     async def _permission_answer(self, *, always: bool = True) -> bool | str:
@@ -460,12 +462,6 @@ def _settings_check(options: AgentOptions) -> str:
     if options.provider is not None:
         return name
     return choose_provider(name, base_url=options.base_url).model or name
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
 
 
 def _project_config(cwd: Path) -> list[Path]:

@@ -21,6 +21,8 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from .markup import escape_markup
+
 if TYPE_CHECKING:
     from .repl import Repl
 
@@ -80,11 +82,11 @@ class TypeAhead:
             return
         if text.startswith(("/", "#")):
             self.later.append(text)
-            self.console.print(f"[dim]after this turn: {_escape(text)}[/]", highlight=False)
+            self.console.print(f"[dim]after this turn: {escape_markup(text)}[/]", highlight=False)
             return
         self.agent.queue(text)
         self.console.print(
-            f"[dim]queued (sent at the next tool result): {_escape(text)}[/]", highlight=False
+            f"[dim]queued (sent at the next tool result): {escape_markup(text)}[/]", highlight=False
         )
 
 
@@ -128,7 +130,7 @@ async def after_turn(repl: Repl, typeahead: TypeAhead | None, interrupted: bool)
         repl.prefill(queued)
         repl.console.print(
             "[yellow]Interrupted: the queued prompt was not sent; it is back in the input:[/] "
-            f"{_escape(queued)}",
+            f"{escape_markup(queued)}",
             highlight=False,
         )
         queued = None
@@ -136,12 +138,6 @@ async def after_turn(repl: Repl, typeahead: TypeAhead | None, interrupted: bool)
         if not await repl.handle_line(command):
             return False
     if queued is not None:
-        repl.console.print(f"[dim]sending the queued prompt: {_escape(queued)}[/]")
+        repl.console.print(f"[dim]sending the queued prompt: {escape_markup(queued)}[/]")
         return await repl.handle_line(queued)
     return True
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)

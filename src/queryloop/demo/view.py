@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from ..cli.render import collapse, short_input
+from ..cli.render_text import collapse, short_input
 
 console = Console(highlight=False, soft_wrap=True)
 
