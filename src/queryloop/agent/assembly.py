@@ -92,7 +92,12 @@ async def assemble(
     exit_stack = build_exit_stack(mcp, model)
     plugins = workspace.plugins.plugins
     skills = load_skills(
-        options.cwd, home, trusted=workspace.trusted, plugins=plugins, sources=workspace.sources
+        options.cwd,
+        home,
+        trusted=workspace.trusted,
+        plugins=plugins,
+        sources=workspace.sources,
+        shell_disabled=workspace.settings.disable_skill_shell,
     )
     agents, agent_notices = plugin_agents(plugins)
     for notice in [

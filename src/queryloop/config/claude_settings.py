@@ -75,7 +75,6 @@ CLAUDE_IGNORED = frozenset(
         "defaultShell",
         "diffTool",
         "disableBundledSkills",
-        "disableSkillShellExecution",
         "editorMode",
         "effortLevel",
         "enforceAvailableModels",

@@ -98,6 +98,7 @@ class SettingsMerger:
             hooks=hooks,
             hooks_off=self._hooks_off(),
             env=dict(self.env),
+            disable_skill_shell=self.flags.get("disable_skill_shell", False),
             model=self.model,
             tool_search=self.tool_search,
             compaction=self.compaction,
@@ -278,13 +279,16 @@ class SettingsMerger:
         self, file: SettingsFile, data: Mapping[str, Any], trusted: bool
     ) -> None:
         """`disableAllHooks` (the last file that sets it; an untrusted project cannot turn
-        the user's hooks off) and the managed-only switches."""
+        the user's hooks off), the managed-only switches and `disableSkillShellExecution`
+        (true in any file turns it on for good, like the tightening switches)."""
         disable = self._bool(file, data, "disableAllHooks")
         if disable is not None and trusted:
             self.disable_all_hooks = disable
             self.origins["disableAllHooks"] = file.path
         elif disable:
             self.ignored.append(f"{file.path}: disableAllHooks")
+        if self._bool(file, data, "disableSkillShellExecution"):  # only narrows: any file's
+            self.flags["disable_skill_shell"] = True  # true holds, an untrusted project's too
         for key in _MANAGED_ONLY:
             value = self._bool(file, data, key)
             if value and file.scope is not SettingsScope.MANAGED:

@@ -101,6 +101,7 @@ TOP_LEVEL_KEYS = frozenset(
         "allowManagedMcpServersOnly",
         "allowedHttpHookUrls",
         "httpHookAllowedEnvVars",
+        "disableSkillShellExecution",
     }
 )
 """Keys settings files may hold and queryloop implements (add new settings here); Claude
@@ -196,6 +197,9 @@ class Settings:
     """Why hooks beyond the managed files' do not run (`disableAllHooks` or
     `allowManagedHooksOnly`): plugins' hooks stay off too. None: they run."""
     env: Mapping[str, str] = field(default_factory=dict)
+    disable_skill_shell: bool = False
+    """`disableSkillShellExecution: true` in any file: skills' and commands' `!` commands
+    are not run (`skills.expand`)."""
     model: str | None = None
     tool_search: str | int | None = None
     """`"toolSearch"`: when MCP tools go behind ToolSearch (`queryloop.context.tool_search`)."""

@@ -20,7 +20,8 @@ value or a command's output is never expanded again:
   opened by ` ```! `, run before the text reaches the model; the output replaces them.
   They run as Bash tool calls of the session (`skills.shell`): deny and ask rules, the mode,
   PreToolUse hooks and the sandbox apply, and a command that is refused is not run — the text
-  says so instead.
+  says so instead. With the settings' `disableSkillShellExecution` none runs: each is
+  replaced by `[shell command execution disabled by policy]`, Claude Code's text.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ _PLACEHOLDER = re.compile(
 )
 _FENCED = re.compile(r"^```![ \t]*\r?\n(?P<command>.*?)^```[ \t]*$", re.M | re.S)
 _INLINE = re.compile(r"(?:^|(?<=\s))!`(?P<command>[^`\n]+)`", re.M)
+DISABLED_BY_POLICY = "[shell command execution disabled by policy]"
+"""What stands for a `!` command under `disableSkillShellExecution` (Claude Code's words)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,18 +115,20 @@ def shell_commands(body: str) -> list[str]:
     return [m.group("command").strip() for m in _shell_matches(body)]
 
 
-async def run_shell(body: str, runner: ShellRunner | None) -> str:
+async def run_shell(body: str, runner: ShellRunner | None, *, disabled: bool = False) -> str:
     """`body` with each `!` command replaced by its output (or by why it was not run), the
-    commands run one after another in the order they appear."""
+    commands run one after another in the order they appear; `disabled`: none runs."""
     pieces: list[str] = []
     position = 0
     for match in _shell_matches(body):
         command = match.group("command").strip()
-        if runner is None:
-            result = ShellResult(False, "no shell is available here")
+        if disabled:
+            shown = DISABLED_BY_POLICY
+        elif runner is None:
+            shown = _shown(command, ShellResult(False, "no shell is available here"))
         else:
-            result = await runner(command)
-        pieces += [body[position : match.start()], _shown(command, result)]
+            shown = _shown(command, await runner(command))
+        pieces += [body[position : match.start()], shown]
         position = match.end()
     pieces.append(body[position:])
     return "".join(pieces)

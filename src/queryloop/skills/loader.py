@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,8 @@ class Skill:
     options: SkillOptions = field(default_factory=SkillOptions)
     variables: Mapping[str, str] = field(default_factory=dict)
     """Placeholders its plugin defines (`${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}`)."""
+    shell_disabled: bool = False
+    """The settings' `disableSkillShellExecution`: its `!` commands are not run."""
 
     @property
     def file(self) -> Path:
@@ -155,9 +157,12 @@ def load_skills(
     claude: Path | None = None,
     plugins: Sequence[Plugin] = (),
     sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
+    shell_disabled: bool = False,
 ) -> SkillSet:
     """Every usable skill and command in the user's and (if trusted) the project's folders,
     of the scopes `sources` reads, then the plugins' (named `<plugin>:<name>`).
+    `shell_disabled` (`disableSkillShellExecution`): none of them runs its `!` commands
+    (queryloop has no bundled or managed skills, which Claude Code exempts).
 
     Order decides a name taken twice: the user's before the project's, and at one scope a
     skill before a command (Claude Code's rule)."""
@@ -178,7 +183,7 @@ def load_skills(
     for candidate in ordered:
         skill = _load_one(candidate, problems)
         if skill is not None and skill.name not in found:
-            found[skill.name] = skill
+            found[skill.name] = replace(skill, shell_disabled=shell_disabled)
     notices = (*skill_set.notices, *command_set.notices) if sources.project else ()
     return SkillSet(found, tuple(problems), notices)
 

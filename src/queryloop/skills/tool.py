@@ -62,7 +62,7 @@ async def render_skill(skill: Skill, args: str | None, shell: ShellRunner | None
     references = body
     for command in shell_commands(body):
         references = references.replace(command, "")
-    text = await run_shell(body, shell)
+    text = await run_shell(body, shell, disabled=skill.shell_disabled)
     if skill.kind is SkillKind.COMMAND:
         return Rendered(text, references)
     wrapped = (
