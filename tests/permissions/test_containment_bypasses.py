@@ -6,8 +6,9 @@ a `cd` the parse cannot follow, wrappers that change folder (`env -C`, `sudo -D`
 clusters (`install -Dt`, `curl -o.mcp.json`), a here-document with a redirection, brace
 expansion, case, `find -exec`, `xargs` reading its list from a file, archives, patches and
 compressed files whose contents land on a protected path, git commands that create or clean
-folders, nested project folders, files Claude Code reads, the `history` builtin, and the user's
-bin folders on PATH. Each must ASK in default mode
+folders, nested project folders, files Claude Code reads, write targets known only at run
+time (`read f; echo x > "$f"`, `$(cat list)`, a variable assigned in pieces), the `history`
+builtin, and the user's bin folders on PATH. Each must ASK in default mode
 with `Bash(*)`/`Edit(**)` and in acceptEdits with broad rules; the benign look-alikes stay
 allowed, unasked, under `Bash(*)`.
 
@@ -17,6 +18,7 @@ or an archive names, as `git apply` and `tar` will.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import tarfile
@@ -24,14 +26,16 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_containment_protected import BROAD, decide, fill
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_containment_protected import BROAD, context, decide, fill
 
 from queryloop import Agent
-from queryloop.permissions import PermissionMode
+from queryloop.permissions import PermissionChecker, PermissionMode
 from queryloop.permissions.protected import protected_paths
 from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import MessagesServer, text, tool_use, turn
-from queryloop.tools.base import DenialSource
+from queryloop.tools.base import DenialSource, ToolContext
 from queryloop.tools.builtin import BashTool, WriteTool
 
 SUB = "general-purpose"
@@ -177,6 +181,45 @@ CLAUDE_AND_HOME = [
     "cp {tmp}/e .queryloop/statusline.sh",
 ]
 
+RUN_TIME = [
+    "while read f; do echo x > $f; done < {tmp}/list",
+    'read f < {tmp}/list; echo x > "$f"',
+    "f=$(cat {tmp}/list); echo x > $f",
+    "mapfile -t a < {tmp}/list; echo x > ${a[0]}",
+    "f=.mcp; echo x > $f.json",
+    "f=.mcp; echo x > ${f}.json",
+    "getopts f opt; echo x > $OPTARG",
+    'cp README.md "$(< {tmp}/list)"',
+    'echo x | tee "$(head -1 {tmp}/list)"',
+    "echo x > $(printf '\\x2emcp.json')",
+    "x=.mcp; y=.json; echo x > $x$y",
+    "f=.mcp; f+=.json; echo x > $f",
+    'IFS= read -r f < {tmp}/list && cp {tmp}/e "$f"',
+    'for f in $(cat {tmp}/list); do echo x > "$f"; done',
+    'sed -i s/deny/allow/ "$(cat {tmp}/list)"',
+    'dd if={tmp}/e of="$(cat {tmp}/list)"',
+    'rm -rf "$(cat {tmp}/list)"',
+    'curl -o "$(cat {tmp}/list)" http://example.com/x',
+    'exec 3> "$(cat {tmp}/list)"',
+    "echo x >> `cat {tmp}/list`",
+    "h=.bash; echo x >> ~/${h}rc",
+    'f=README.md; eval "$(cat {tmp}/list)"; echo x > $f',
+    'n=f; f=README.md; printf -v "$n" %s "$(cat {tmp}/list)"; echo x > "$f"',
+    'f=README.md; declare -n r=f; r=$(cat {tmp}/list); echo x > "$f"',
+    "f=README.md; f=$(cat {tmp}/list) true; echo x > $f",
+    "true || f=README.md; echo x > $f",
+    "f=README.md & echo x > $f",
+    "(f=README.md); echo x > $f",
+    'echo x > "$f"; f=README.md',
+    "f=README.md; echo x > ${f/README.md/.mcp.json}",
+    "set -- .mcp; echo x > $1.json",
+    "f='.mcp.js?n'; echo x > $f",
+    "read HOME < {tmp}/list; echo x > ~/.mcp.json",
+    "echo x > $TMPDIR/project/.mcp.json",
+    "TMPDIR=. sh -c 'echo x > $TMPDIR/.mcp.json'",
+    'install -m 644 {tmp}/e "$(cat {tmp}/list)"',
+]
+
 LATER = [
     "history -w .mcp.json",
     "history -a ~/.bashrc",
@@ -200,6 +243,7 @@ ATTEMPTS = [
     *GIT,
     *NESTED,
     *CLAUDE_AND_HOME,
+    *RUN_TIME,
     *LATER,
 ]
 
@@ -247,11 +291,29 @@ BENIGN = [
     "cat <<EOF > src/notes.txt\nhello\nEOF",
     "echo x > src/{a,b}.txt",
     "rsync -a src/ build/",
+    "echo hi > {tmp}/out.txt",
+    'echo x > "$HOME/notes.txt"',
+    "echo x > ${HOME}/notes.txt",
+    'echo x > "$TMPDIR/out.txt"',
+    "echo x >&2",
+    "echo x 2>&1 > /dev/null",
+    'OUT=src/out.txt; echo x > "$OUT"',
+    'f=src/a.txt && cp README.md "$f"',
+    "export OUT={tmp}/o.txt; echo x > $OUT",
+    "d=src; f=$d/out.txt; echo x > $f",
+    'for f in src/*.py; do sed -i s/a/b/ "$f"; done',
+    "for f in a b; do echo x > src/$f.txt; done",
+    "echo x > {tmp}/log.$$",
+    "echo x | tee >(wc -c) > /dev/null",
+    "history -w {tmp}/hist.txt",
+    "history | tail -5",
+    'tmp=src/x; cat README.md > "$tmp" && mv "$tmp" src/y',
 ]
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # `$TMPDIR` is read from the tool's environment
     root = tmp_path / "project"
     (root / "src" / "build").mkdir(parents=True)
     (root / ".queryloop" / "agents").mkdir(parents=True)
@@ -311,8 +373,8 @@ MODES = [
 
 
 def test_the_suite_is_as_large_as_documented() -> None:
-    assert len(ATTEMPTS) == len(set(ATTEMPTS)) == 116
-    assert len(FILE_TOOL_ATTEMPTS) == 15 and len(BENIGN) == 25
+    assert len(ATTEMPTS) == len(set(ATTEMPTS)) == 152
+    assert len(FILE_TOOL_ATTEMPTS) == 15 and len(BENIGN) == 42
     assert not set(BENIGN) & set(ATTEMPTS)
 
 
@@ -407,3 +469,111 @@ async def test_subagents_and_background_tasks_ask_too(tmp_path: Path) -> None:
     ]
     assert not (folder / ".queryloop" / "agents" / "evil.md").exists()
     assert "protected path" in sub_result and "Edit(.queryloop/agents/evil.md)" in sub_result
+
+
+VARIABLE = st.from_regex(r"v_[A-Za-z0-9_]{0,8}", fullmatch=True)
+WRITERS = ["echo x > {}", "echo x >> {}", "echo x | tee {}", "cp README.md {}", "sed -i s/a/b/ {}"]
+REFERENCES = ["${{{n}}}", '"${{{n}}}"', '"${n}"']
+SEPARATORS = ["; ", " && ", "\n"]
+_HYPOTHESIS = settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+PIECES = st.tuples(
+    VARIABLE,
+    st.integers(0, 30),
+    st.sampled_from(["", "'", '"']),
+    st.sampled_from(REFERENCES),
+    st.sampled_from(SEPARATORS),
+    st.sampled_from(WRITERS),
+)
+"""How to spell a target through a variable: its name, where the target is cut, the quotes
+of the assignment, the reference, what separates the two, and the writer."""
+
+
+def _pieced(target: str, pieces: tuple[str, int, str, str, str, str]) -> str:
+    """`NAME=<first part of target>; <writer> <NAME's value><rest of target>`."""
+    name, cut, quote, reference, sep, writer = pieces
+    cut = min(cut, len(target))
+    value = f"{quote}{target[:cut]}{quote}"
+    return f"{name}={value}{sep}{writer.format(reference.format(n=name) + target[cut:])}"
+
+
+def _verdict(project: Path, command: str) -> str:
+    given_input = {"command": command}
+    return asyncio.run(
+        decide(project, PermissionMode.DEFAULT, ["Bash(*)"], BashTool(), given_input)
+    )
+
+
+@_HYPOTHESIS
+@given(
+    target=st.sampled_from(
+        [".mcp.json", ".queryloop/settings.json", ".git/hooks/pre-commit", "~/.bashrc"]
+    ),
+    pieces=PIECES,
+)
+def test_a_protected_target_assembled_from_a_variable_asks(
+    project: Path, target: str, pieces: tuple[str, int, str, str, str, str]
+) -> None:
+    """However the line spells a protected target through a variable it assigns (all of it
+    or a part, quoted or not, `${V}`/`"${V}"`/`"$V"`), the write asks under `Bash(*)`."""
+    command = _fill(_pieced(target, pieces), project)
+    assert _verdict(project, command) == "ask", command
+
+
+@_HYPOTHESIS
+@given(
+    target=st.sampled_from(["src/out.txt", "src/build/a.log", "{tmp}/out.txt", "notes.md"]),
+    pieces=PIECES,
+)
+def test_an_ordinary_target_assembled_from_a_variable_is_allowed(
+    project: Path, target: str, pieces: tuple[str, int, str, str, str, str]
+) -> None:
+    """The same spellings for an ordinary file stay allowed, unasked, under `Bash(*)`: the
+    variable is resolved, not feared."""
+    command = _pieced(_fill(target, project), pieces)
+    assert _verdict(project, command) == "allow", command
+
+
+@_HYPOTHESIS
+@given(
+    writer=st.sampled_from(WRITERS),
+    unknown=st.sampled_from(
+        [
+            "$(cat {tmp}/list)",
+            "`head -1 {tmp}/list`",
+            "$1",
+            "${a[0]}",
+            "$OPTARG",
+            "${x:-out}",
+            "$((1 + 2))",
+            "$v_unset",
+            "$(< {tmp}/list)",
+            "*$(true)",
+        ]
+    ),
+    quoted=st.booleans(),
+)
+def test_a_target_known_only_at_run_time_asks(
+    project: Path, writer: str, unknown: str, quoted: bool
+) -> None:
+    """A write target whose value the analysis cannot know fails closed."""
+    target = f'"{unknown}"' if quoted else unknown
+    command = _fill(writer.format(target), project)
+    assert _verdict(project, command) == "ask", command
+
+
+async def test_headless_a_run_time_target_is_denied_naming_the_exact_rule(project: Path) -> None:
+    """Nobody to ask: the write is denied, saying why and which rule would let it through;
+    that rule does, and bypassPermissions does."""
+    command = 'read f < list.txt; echo x > "$f"'
+    given_input = {"command": command}
+    checker = PermissionChecker(context(project, PermissionMode.ACCEPT_EDITS, ["Bash(*)"]))
+    decision = await checker.check(BashTool(), given_input, ToolContext(cwd=project))
+    assert decision.behavior == "deny"
+    assert "known only at run time" in decision.message and f"Bash({command})" in decision.message
+    exact = ["Bash(*)", f"Bash({command})"]
+    assert await decide(project, PermissionMode.DEFAULT, exact, BashTool(), given_input) == "allow"
+    assert await decide(project, PermissionMode.BYPASS, [], BashTool(), given_input) == "allow"

@@ -121,7 +121,7 @@ def summarize(line: str) -> CommandSummary:
         tuple(commands),
         writes.targets,
         writes.opaque,
-        writes.dynamic,
+        writes.dynamic or bool(writes.late),
         analysis.unknowns,
     )
 

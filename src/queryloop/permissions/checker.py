@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+import os
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -347,7 +348,7 @@ class PermissionChecker:
             return write_guard.file_tool_write(protected, call.path)
         if tool.name == "Bash" and call.subject:
             return write_guard.bash_write(
-                protected, call.subject, cwd=ctx.cwd, home=self.context.home
+                protected, call.subject, cwd=ctx.cwd, home=self.context.home, env=_tool_env(ctx)
             )
         return None
 
@@ -365,7 +366,11 @@ class PermissionChecker:
                 target = str(call.path)
         elif tool.name == "Bash" and call.subject:
             target = write_guard.bash_outside(
-                call.subject, ctx.working_dirs, cwd=ctx.cwd, home=self.context.home
+                call.subject,
+                ctx.working_dirs,
+                cwd=ctx.cwd,
+                home=self.context.home,
+                env=_tool_env(ctx),
             )
         if target is None:
             return None
@@ -635,6 +640,11 @@ def _deny_by_rule(name: str, call: _Call, rule: PermissionRule) -> PermissionDec
         rule=str(rule),
         source=DenialSource.RULE,
     )
+
+
+def _tool_env(ctx: ToolContext) -> dict[str, str]:
+    """The environment the Bash tool runs a command with (`$TMPDIR` in a write target)."""
+    return {**os.environ, **ctx.env}
 
 
 def _describe(name: str, call: _Call) -> str:

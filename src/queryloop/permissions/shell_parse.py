@@ -22,6 +22,8 @@ from typing import Any, NamedTuple
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from .shell_vars import Scope, Template, template_of, unescape_double_quoted
+
 _LINE_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
 _GLOB = re.compile(r"(?<!\\)(?:\\\\)*[*?\[]")
 _UNESCAPED_BLANK = re.compile(rb"(?<!\\)(?:\\\\)*[ \t\n]")
@@ -30,7 +32,6 @@ _BRACE = re.compile(r"(?<!\\)(?:\\\\)*\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _SPECIAL = re.compile(r"[\\*?\[{]")
 _PLAIN_UNSAFE = re.compile(rb"['\"\\$`*?\[\]{}()<>;&|#\n]|^\S*=")
 _BACKSLASH = re.compile(r"\\(.)", re.DOTALL)
-_DQ_ESCAPE = re.compile(r"\\([$`\"\\\n])")
 _ANSI_SIMPLE = {
     "a": "\a",
     "b": "\b",
@@ -62,6 +63,12 @@ class Word(NamedTuple):
     """Contains unquoted `*`, `?` or `[` (pathname expansion may change it)."""
     code: str | None = None
     """For `<(echo …)`: the text the process substitution prints (sourced code)."""
+    template: Template | None = None
+    """For a word known only at run time: its text in pieces when it is built from literal
+    text and variables the line assigns literals or leaves to the session (`"$D/x"`,
+    `$HOME/x`; see `shell_vars`); None when no check can know it (`$(…)`, `$1`)."""
+    text: str | None = None
+    """For a word known only at run time: the word as written (`"$F"`), for messages."""
 
     @property
     def static(self) -> bool:
@@ -116,8 +123,9 @@ def parse_line(command: str) -> ParsedLine:
     # tree-sitter-bash glues a word that starts a line with `\` to the line before
     # (`ls⏎\rm` would be one command); leading blanks change nothing for the shell.
     source = source.replace("\n\\", "\n \\")
-    tree = _parser().parse(source.encode("utf-8", "surrogateescape"))
-    walker = _Walker()
+    encoded = source.encode("utf-8", "surrogateescape")
+    tree = _parser().parse(encoded)
+    walker = _Walker(tree.root_node, encoded)
     walker.walk(tree.root_node)
     failed = tree.root_node.has_error or walker.misparsed
     error = "the command could not be parsed" if failed else None
@@ -135,7 +143,9 @@ def parse_line(command: str) -> ParsedLine:
 class _Walker:
     """Collects simple commands from a syntax tree (iteratively: no recursion limit)."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Node, source: bytes) -> None:
+        self._root, self._source = root, source
+        self._scope: Scope | None = None
         self.commands: list[SimpleCommand] = []
         self.targets: list[Word] = []
         self.writes: list[Word] = []
@@ -158,6 +168,18 @@ class _Walker:
             for node in found.get(name, ()):
                 handler(self, node)
 
+    def word(self, node: Node) -> Word:
+        """`word_of`, and for a word known only at run time its template and text."""
+        word = word_of(node)
+        if word.value is not None:
+            return word
+        if self._scope is None:  # built once, for the first such word of the line
+            self._scope = Scope(self._root, self._source, _decode)
+        found = template_of(node, self._scope, _decode)
+        if found is None:
+            return Word(None, code=word.code, text=_text(node))
+        return Word(None, found[1], word.code, found[0], _text(node))
+
     # -- handlers -------------------------------------------------------------------------
 
     def command(self, node: Node) -> None:
@@ -176,14 +198,16 @@ class _Walker:
                 name = child.child_by_field_name("name")
                 names.append(_text(name) if name is not None else "?")
             elif kind == "command_name":
-                words.append(word_of(child.named_children[0]) if child.named_children else DYNAMIC)
+                words.append(
+                    self.word(child.named_children[0]) if child.named_children else DYNAMIC
+                )
             elif kind == "herestring_redirect":
                 self.hazards.append("here-document")
                 self._stdin[node.id] = _redirect_word(child)
             elif kind == "file_redirect":
                 self.file_redirect(child)
             elif kind != "comment" and words:
-                words.append(word_of(child))
+                words.append(self.word(child))
             if kind == "word" and _UNESCAPED_BLANK.search(child.text or b""):
                 self.misparsed = True
         self._add(node, words, names)
@@ -191,7 +215,7 @@ class _Walker:
     def _add(self, node: Node, words: list[Word], names: list[str]) -> None:
         if self._extra_args or self._stdin or self._piped:
             key = node.id
-            words.extend(word_of(extra) for extra in self._extra_args.get(key, ()))
+            words.extend(self.word(extra) for extra in self._extra_args.get(key, ()))
             stdin = self._stdin.get(key)
             piped = key in self._piped and stdin is None
         else:
@@ -224,7 +248,7 @@ class _Walker:
         targets = [c for c in node.named_children if c.type != "file_descriptor"]
         operator = next((c.type for c in node.children if not c.is_named), ">")
         if targets:
-            target = word_of(targets[0])
+            target = self.word(targets[0])
             duplicate = operator in (">&", "<&") and (target.value or "").rstrip("-").isdigit()
             if not duplicate and target.value not in _SAFE_TARGETS:
                 self.targets.append(target)
@@ -351,6 +375,11 @@ def word_of(node: Node) -> Word:
     return DYNAMIC
 
 
+def _decode(node: Node) -> tuple[str | None, bool]:
+    word = word_of(node)
+    return word.value, word.glob
+
+
 def _unquoted(text: str) -> Word:
     if _SPECIAL.search(text) is None or text in ("{", "}"):
         return Word(text)
@@ -365,9 +394,7 @@ def _double_quoted(node: Node) -> Word:
     for child in node.named_children:
         if child.type != "string_content":
             return DYNAMIC
-        parts.append(
-            _DQ_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), _text(child))
-        )
+        parts.append(unescape_double_quoted(_text(child)))
     return Word("".join(parts))
 
 

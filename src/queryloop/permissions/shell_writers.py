@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from .protected import ATJOBS, CRONTABS
 from .shell_parse import Word
+from .shell_vars import Ref
 from .shell_wrappers import WRAPPERS, skip_options
 from .shell_writes_git import git
 from .write_model import (
@@ -24,7 +25,6 @@ from .write_model import (
     ContentKind,
     Contents,
     Writes,
-    WriteTarget,
     basename_of,
     joined,
     split_options,
@@ -130,11 +130,16 @@ def sed(out: Writes, name: str, args: Sequence[Word]) -> None:
 
 
 def dd(out: Writes, name: str, args: Sequence[Word]) -> None:
+    """`dd of=FILE`; a word known only at run time may be `of=…` too, unless it starts
+    with another key (`if="$SRC"`)."""
     for word in args:
+        first = word.template[0] if word.template else None
         if word.value is not None and word.value.startswith("of="):
             out.word(Word(word.value[3:], word.glob), name)
-        elif word.value is None:
-            out.dynamic = True
+        elif word.template and isinstance(first, str) and first.startswith("of="):
+            out.word(word._replace(template=(first[3:], *word.template[1:])), name)
+        elif word.value is None and not (isinstance(first, str) and "=" in first):
+            out.unknown(name, word)
 
 
 def output_option(out: Writes, name: str, args: Sequence[Word]) -> None:
@@ -174,7 +179,7 @@ def fetcher(out: Writes, name: str, args: Sequence[Word]) -> None:
     if file is not None:
         out.word(file, name)
     if folder is not None and folder.value is None:
-        out.dynamic = True
+        out.word(folder, name, tree=True)  # everything below it may be written
     base = folder.value if folder is not None and folder.value is not None else "."
     if remote:
         for url in options.positionals:
@@ -205,10 +210,7 @@ def find(out: Writes, name: str, args: Sequence[Word]) -> None:
     )
     narrow = names if names and not alternatives else ()
     for start in starts or [Word(".")]:
-        if start.value is None:
-            out.dynamic = True
-            continue
-        out.targets.append(WriteTarget(start.value, "find", start.glob, tree=True, names=narrow))
+        out.word(start, "find", tree=True, names=narrow)
 
 
 def _find_changes(expression: list[str]) -> bool:
@@ -323,7 +325,7 @@ def _content(
     prefix: str = "",
 ) -> None:
     if folder is not None and folder.value is None:
-        out.dynamic = True
+        out.unknown(program, folder)
         return
     where = folder.value if folder is not None and folder.value else "."
     out.content(Contents(kind, source, program, where, strip, prefix))
@@ -363,6 +365,9 @@ def traced(out: Writes, name: str, args: Sequence[Word]) -> None:
             out.word(value, name)
 
 
+_HISTFILE = Word(None, template=(Ref("HISTFILE", quoted=True),), text="$HISTFILE")
+
+
 def history(out: Writes, name: str, args: Sequence[Word]) -> None:
     """The `history` builtin: `-a` (append) and `-w` (write) write FILE, or the history file
     (`$HISTFILE`) when none is given; `-r`, `-n`, `-c`, `-d`, `-s`, `-p` write no file."""
@@ -370,10 +375,8 @@ def history(out: Writes, name: str, args: Sequence[Word]) -> None:
     letters = {c for f in options.flags if not f.startswith("--") for c in f[1:]}
     if not letters & {"a", "w"}:
         return
-    if options.positionals:
-        out.word(options.positionals[0], name)
-    else:
-        out.dynamic = True  # `HISTFILE=… ; history -w`: the line's words are named
+    file = options.positionals[0] if options.positionals else _HISTFILE
+    out.word(file, name)
 
 
 def _compressors() -> dict[str, Handler]:

@@ -16,23 +16,27 @@ Programs known to write nothing their arguments name (`cat`, `grep`, `ls`, `echo
 status`, …) have no targets. Any other program (an interpreter given inline code, an editor,
 a build tool) is *opaque*: the tokens of its words are kept in `named`, and the checker asks
 when one names a protected path (`python3 -c "open('.mcp.json','w')"`). When a target is only
-known at run time (`> $F`, `xargs rm`, `-exec rm {} +`) or the analysis could not see part of
-the line, every token of the line is named. What a program writes because of what it reads
-beyond that (a script file, `git checkout BRANCH`) is beyond any parse: the sandbox
-mounts protected paths read-only for that (docs/settings.md).
+known at run time (`xargs rm`, `-exec rm {} +`) or the analysis could not see part of the
+line, every token of the line is named. A target word made of variables is completed from
+what the line assigns (`F=.mcp.json; echo x > $F`, `shell_vars`); one that is not
+(`> "$(cat list)"`, `read f; cp x "$f"`) is *late*, and `write_guard` fails closed on it.
+What a program writes because of what it reads beyond that (a script file, `git checkout
+BRANCH`) is beyond any parse: the sandbox mounts protected paths read-only for that
+(docs/settings.md).
 """
 
 from __future__ import annotations
 
 import glob as globlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import bracex
 
 from .shell_parse import SimpleCommand, Word
-from .shell_unwrap import SHELLS, Invocation, analyze
+from .shell_unwrap import SHELLS, Invocation, ShellAnalysis, analyze
+from .shell_vars import resets, set_in
 from .shell_wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, skip_options
 from .shell_writers import HANDLERS, WRAPPER_OUTPUTS
 from .write_model import (
@@ -53,6 +57,7 @@ __all__ = [
     "WriteTarget",
     "bases",
     "expand",
+    "session_fixed",
     "shell_writes",
 ]
 
@@ -72,10 +77,14 @@ def shell_writes(line: str) -> ShellWrites:
     """The write targets of `line` (cached by its text; the result is immutable)."""
     analysis = analyze(line)
     out = Writes()
+
+    def fold(word: Word) -> Word:
+        return _folded(word, lambda name: session_fixed(line, name))
+
     for word in analysis.redirect_writes:
-        out.word(word, "redirection")
+        out.word(fold(word), "redirection")
     for invocation in analysis.invocations:
-        _invocation(out, invocation)
+        _invocation(out, invocation._replace(words=tuple(fold(w) for w in invocation.words)))
     for command in analysis.top:
         program = _program(command.words[0])
         if program == "xargs":
@@ -85,6 +94,39 @@ def shell_writes(line: str) -> ShellWrites:
     if analysis.unknowns or out.dynamic:
         out.tokens(line)
     return out.result()
+
+
+_FOLDS = {"HOME": "~", "PWD": "."}
+
+
+def _folded(word: Word, fixed: Callable[[str], bool]) -> Word:
+    """A word known only at run time as the static word the handlers read, when its
+    template is all text (`d=.git/hooks; cp x "$d"`) or starts with `$HOME`/`$PWD` the line
+    leaves alone (`~/…`, `./…`: the check places them as it places `~` and `.`)."""
+    template = word.template
+    if word.value is not None or not template:
+        return word
+    first, rest = template[0], template[1:]
+    if not all(isinstance(p, str) for p in rest):
+        return word
+    tail = "".join(p for p in rest if isinstance(p, str))
+    if isinstance(first, str):
+        return Word(first + tail, word.glob)
+    placed = tail == "" or tail.startswith("/")
+    if first.name not in _FOLDS or not placed or not fixed(first.name):
+        return word
+    return Word(_FOLDS[first.name] + tail, word.glob)
+
+
+def session_fixed(line: str, name: str, *, assignments: bool = True) -> bool:
+    """Whether `$NAME` in `line` (nested code included) is the session's: nothing in the
+    line may set NAME (`assignments` False: but a `NAME=` the caller reads itself)."""
+    return not set_in(line, name, assignments=assignments) and not _resets(analyze(line))
+
+
+def _resets(analysis: ShellAnalysis) -> bool:
+    """Whether some command may set any variable (`eval`, `source`, `read "$n"`, …)."""
+    return any(resets([w.value for w in inv.words]) for inv in analysis.invocations)
 
 
 def _invocation(out: Writes, inv: Invocation) -> None:

@@ -13,8 +13,9 @@ below the folder it lands in.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -22,7 +23,15 @@ from pathlib import Path
 from . import bash, paths
 from .protected import GIT_DIR, ProtectedEntry, ProtectedPaths
 from .rules import MatchContext, PermissionRule
-from .shell_writes import Contents, ShellWrites, WriteTarget, bases, expand, shell_writes
+from .shell_writes import (
+    Contents,
+    ShellWrites,
+    WriteTarget,
+    bases,
+    expand,
+    session_fixed,
+    shell_writes,
+)
 from .write_contents import listed_paths
 from .write_model import tokens_of
 
@@ -47,6 +56,8 @@ _SAMPLE_NAMES = (
 matches none of them (`*.pyc`) cannot remove what makes the folder matter."""
 _UNKNOWN_FOLDER = "a path relative to a folder known only at run time"
 _UNKNOWN_HOME = "a path in a home folder known only at run time"
+_UNKNOWN_TARGET = "a path known only at run time, which may be any file"
+_BLANKS = frozenset(" \t\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +97,8 @@ class _Where:
             elif name == "HOME":
                 unknown_home = True
             unknown_folder = unknown_folder or name in ("CDPATH", "PWD", "OLDPWD")
+        # `read HOME`, `eval …`: set by other means than an assignment
+        unknown_home = unknown_home or not session_fixed(command, "HOME", assignments=False)
         directories = bash.directories(command)
         unknown_folder = unknown_folder or None in directories
         folders: list[str] = []
@@ -109,19 +122,32 @@ class _Where:
 
 
 def bash_write(
-    protected: ProtectedPaths, command: str, *, cwd: Path, home: Path
+    protected: ProtectedPaths,
+    command: str,
+    *,
+    cwd: Path,
+    home: Path,
+    env: Mapping[str, str] | None = None,
 ) -> ProtectedWrite | None:
     """The first protected path a Bash line writes, or names while the analysis cannot see
-    what it does; None when it reaches none."""
+    what it does, or a write target known only at run time; None when it reaches none.
+    `env`: the environment the command runs with (`$TMPDIR`; default this process's)."""
     writes = shell_writes(command)
     where = _Where.of(command, cwd, home)
-    return next(_protected_writes(protected, writes, where, command, cwd), None)
+    targets, unknown = _completed(writes, command, home, os.environ if env is None else env)
+    found = _protected_writes(protected, writes, targets, where, command, cwd)
+    return next(found, None) or next((_unknown(t) for t in unknown), None)
 
 
 def _protected_writes(
-    protected: ProtectedPaths, writes: ShellWrites, where: _Where, command: str, cwd: Path
+    protected: ProtectedPaths,
+    writes: ShellWrites,
+    targets: list[WriteTarget],
+    where: _Where,
+    command: str,
+    cwd: Path,
 ) -> Iterator[ProtectedWrite]:
-    for target in writes.targets:
+    for target in targets:
         doubt = where.unknown(target.word)
         if doubt is not None:
             yield _doubtful(target.word, where, doubt, target.program)
@@ -133,7 +159,7 @@ def _protected_writes(
         hit = _merged_copy(protected, source, dest, where)
         if hit is not None:
             yield hit
-    made = {p for t in writes.targets for p in where.expand(t.word, t.is_glob)}
+    made = {p for t in targets for p in where.expand(t.word, t.is_glob)}
     for contents in writes.contents:
         yield from _contents_writes(protected, contents, where, command, made)
     for token in writes.named:
@@ -143,16 +169,79 @@ def _protected_writes(
                 yield ProtectedWrite(path, entry, "a program the analysis cannot see through")
 
 
+def _completed(
+    writes: ShellWrites, command: str, home: Path, env: Mapping[str, str]
+) -> tuple[list[WriteTarget], list[WriteTarget]]:
+    """The line's write targets with the late ones completed from the session (`$TMPDIR`,
+    `$HOME`), and the late ones no check can know."""
+    targets, unknown = list(writes.targets), []
+    for target in writes.late:
+        done = _complete(target, command, home, env)
+        if done is None:
+            unknown.append(target)
+        else:
+            targets.append(done)
+    return targets, unknown
+
+
+def _complete(
+    target: WriteTarget, command: str, home: Path, env: Mapping[str, str]
+) -> WriteTarget | None:
+    if target.template is None:
+        return None
+    parts: list[str] = []
+    glob = target.is_glob
+    for part in target.template:
+        if isinstance(part, str):
+            parts.append(part)
+            continue
+        value = _session_value(part.name, home, env)
+        if value is None or not session_fixed(command, part.name):
+            return None
+        if not part.quoted:  # split and globbed by the shell
+            if _BLANKS & set(value):
+                return None
+            glob = glob or _is_glob(value)
+        parts.append(value)
+    word = "".join(parts)
+    return dataclasses.replace(target, word=word, is_glob=glob, template=None) if word else None
+
+
+def _session_value(name: str, home: Path, env: Mapping[str, str]) -> str | None:
+    """A variable the line leaves alone, as the command will see it (None: not placed)."""
+    if name == "HOME":
+        return str(home)
+    if name == "TMPDIR":
+        return env.get("TMPDIR", "")
+    if name == "HISTFILE":  # bash's default outside an interactive shell
+        return env.get("HISTFILE") or "~/.history"
+    return None  # `$PWD` not at the start of a word
+
+
+def _unknown(target: WriteTarget) -> ProtectedWrite:
+    entry = ProtectedEntry(Path(target.word), False, _UNKNOWN_TARGET)
+    return ProtectedWrite(target.word, entry, target.program)
+
+
 def _doubtful(word: str, where: _Where, why: str, program: str) -> ProtectedWrite:
     path = where.expand(word)[0]
     return ProtectedWrite(path, ProtectedEntry(Path(path), False, why), program)
 
 
-def bash_outside(command: str, working_dirs: list[Path], *, cwd: Path, home: Path) -> str | None:
-    """The first write target of a Bash line outside the working folders, or None."""
+def bash_outside(
+    command: str,
+    working_dirs: list[Path],
+    *,
+    cwd: Path,
+    home: Path,
+    env: Mapping[str, str] | None = None,
+) -> str | None:
+    """The first write target of a Bash line outside the working folders, or None (a
+    target known only at run time is left to the protected-path check)."""
     writes = shell_writes(command)
     where = _Where.of(command, cwd, home)
-    for target in writes.targets:
+    targets, _ = _completed(writes, command, home, os.environ if env is None else env)
+    for target in targets:
         for path in where.expand(target.word, target.is_glob):
             if not paths.is_within(Path(path), working_dirs):
                 return path

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .shell_parse import Word
+from .shell_vars import Template
 
 SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 """Targets every mode may write (they are not files that keep anything)."""
@@ -57,6 +58,10 @@ class WriteTarget:
     existing: bool = False
     """Only protected paths that exist below it change (`git clean` removes files; it never
     creates one), and never the git folder itself."""
+    template: Template | None = None
+    """For a target known only at run time (in `ShellWrites.late`; `word` is then as written,
+    `"$TMPDIR/x"`): its pieces, which the check completes from the session; None there: no
+    check can know it (`> "$(cat list)"`), and the write fails closed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +95,9 @@ class ShellWrites:
     """The opaque programs themselves (`python3`, `make`): what they write, no parse can tell."""
     dynamic: bool = False
     """Some target is known only at run time (`> $F`, `xargs rm`, `-exec rm {} +`)."""
+    late: tuple[WriteTarget, ...] = ()
+    """Targets known only at run time (`WriteTarget.late`): one whose template the check can
+    complete (`"$TMPDIR/x"`), or one it cannot (`> "$(cat list)"`, `read f; cp x "$f"`)."""
 
 
 _TOKEN = re.compile(r"[^\s'\"`(),;|&<>{}=\[\]:]+")
@@ -128,7 +136,8 @@ class Writes:
         self.opaque: list[str] = []
         """Programs whose writes no parse can tell (shown to the person asked)."""
         self.dynamic = False
-        """A target is known only at run time: the whole line's tokens are named."""
+        """A program's files are known only at run time: the whole line's tokens are named."""
+        self.late: list[WriteTarget] = []
 
     def word(
         self,
@@ -138,13 +147,27 @@ class Writes:
         tree: bool = False,
         dest: bool = False,
         existing: bool = False,
+        names: tuple[str, ...] = (),
     ) -> None:
-        """`word` is written by `program` (a run-time value makes the line dynamic)."""
-        if word.value is None or word.value == "{}":
-            self.dynamic = True
-        elif word.value not in SAFE_TARGETS:
-            target = WriteTarget(word.value, program, word.glob, tree, dest, existing=existing)
-            self.targets.append(target)
+        """`word` is written by `program`; one known only at run time is `late`, unless its
+        template is all text (`d=.mcp; > "$d.json"`)."""
+        if word.value == "{}":
+            self.dynamic = True  # `-exec rm {} +`: the files come at run time
+            return
+        value, template = word.value, word.template
+        if value is None and template is not None and all(isinstance(p, str) for p in template):
+            value = "".join(p for p in template if isinstance(p, str))
+        if value is None:
+            shown = word.text or "a word known only at run time"
+            late = WriteTarget(shown, program, word.glob, tree, dest, names, existing, template)
+            self.late.append(late)
+        elif value not in SAFE_TARGETS and not value.startswith("/dev/fd/"):
+            self.targets.append(WriteTarget(value, program, word.glob, tree, dest, names, existing))
+
+    def unknown(self, program: str, word: Word) -> None:
+        """`program` writes something `word` decides at run time (`dd "$X"`, `tar -C "$D"`)."""
+        shown = word.text or "a word known only at run time"
+        self.late.append(WriteTarget(shown, program))
 
     def path(self, text: str, program: str, *, tree: bool = False) -> None:
         """A static path the program writes (not a word of the line: `~/.config/...`)."""
@@ -169,6 +192,7 @@ class Writes:
             tuple(dict.fromkeys(self.contents)),
             tuple(dict.fromkeys(self.opaque)),
             self.dynamic,
+            tuple(dict.fromkeys(self.late)),
         )
 
 
