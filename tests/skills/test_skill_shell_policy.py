@@ -8,25 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
+from skill_agents import run_in, write
 
-from queryloop import Agent
-from queryloop.testing import MessagesServer, text, tool_use, turn
+from queryloop.testing import Turn, text, tool_use, turn
 
 POLICY = "[shell command execution disabled by policy]"
-
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-
-
-def write(path: Path, content: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content)
-    return path
 
 
 def project(tmp_path: Path) -> Path:
@@ -43,20 +32,9 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-async def run(folder: Path, prompt: str, script: list[object]) -> str:
-    with MessagesServer(script) as server:
-        agent = Agent(
-            "claude-sonnet-5-5",
-            base_url=server.base_url,
-            cwd=folder,
-            trust=True,
-            permission_mode="bypassPermissions",
-        )
-        try:
-            await agent.run(prompt)
-        finally:
-            await agent.aclose()
-        return json.dumps(server.requests[-1]["messages"])
+async def run(folder: Path, prompt: str, script: Sequence[Turn]) -> str:
+    _, requests = await run_in(folder, prompt, script)
+    return json.dumps(requests[-1]["messages"])
 
 
 async def test_typed_commands_and_the_skill_tool_run_no_shell(tmp_path: Path) -> None:

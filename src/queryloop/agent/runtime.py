@@ -21,7 +21,7 @@ from ..context import RequestBuilder
 from ..context.facts import SessionFacts
 from ..context.queue import PromptQueue
 from ..context.user_context import MemoryFile
-from ..hooks import HookEvent, HookRunner
+from ..hooks import HookEvent, HookOutcome, HookRunner
 from ..loop.deps import QueryParams
 from ..messages.constructors import meta_user_message, user_message
 from ..messages.types import Message
@@ -35,7 +35,7 @@ from ..skills.commands import (
     invocation_messages,
     parse_invocation,
 )
-from ..skills.loader import SkillSet
+from ..skills.loader import SkillSet, SkillSource
 from ..skills.shell import ThreadShell
 from ..telemetry import Telemetry, ThreadTrace
 from ..tools.base import Tool
@@ -238,20 +238,35 @@ class Runtime:
         outcome = await self.hooks.user_prompt_submit(prompt)
         if outcome.blocked or outcome.stop_reason:
             return PreparedPrompt([], blocked=outcome.reason or outcome.stop_reason or "blocked")
+        invocation = parse_invocation(prompt, self.skills)
+        expansion = await self._expansion_hooks(prompt, invocation)
+        if expansion.blocked or expansion.stop_reason:
+            return PreparedPrompt(
+                [], blocked=expansion.reason or expansion.stop_reason or "blocked"
+            )
         self.agents.refresh()  # agent files added or removed since: the delta says so
         self.end_prompt()  # a new message: the last prompt's skill grants are over
         new: list[Message] = [user_message(prompt)]
         self.checkpoints.begin(new[0].uuid, prompt)  # files Write/Edit change from here on
-        invocation = parse_invocation(prompt, self.skills)
         references = prompt
         if invocation is not None:  # /<name> [args]: the skill's text after the prompt
             invoked = await self._invoke(invocation)
             new.extend(invoked.messages)
             references = f"{prompt}\n{invoked.references}"
-        if outcome.additional_context:
-            new.append(meta_user_message(outcome.additional_context))
+        for context in (outcome.additional_context, expansion.additional_context):
+            if context:
+                new.append(meta_user_message(context))
         new.extend(await self.attachments.prompt(references, messages, new))
         return PreparedPrompt(new, model=self._prompt_model(invocation))
+
+    async def _expansion_hooks(self, prompt: str, invocation: Invocation | None) -> HookOutcome:
+        """UserPromptExpansion hooks for a typed `/name args`, before its text expands and
+        its `!` lines run (Claude Code's event; the matcher filters the command's name)."""
+        if invocation is None or not self.hooks.has_hooks(HookEvent.USER_PROMPT_EXPANSION):
+            return HookOutcome()
+        skill = invocation.skill
+        source = "plugin" if skill.source is SkillSource.PLUGIN else "skill"
+        return await self.hooks.user_prompt_expansion(prompt, skill.name, invocation.args, source)
 
     async def _invoke(self, invocation: Invocation) -> InvokedMessages:
         """The messages a typed `/<name>` adds: its `allowed-tools` are granted for the

@@ -48,7 +48,6 @@ class HookEvent(StrEnum):
 NOT_FIRED = frozenset(
     {
         HookEvent.SETUP,
-        HookEvent.USER_PROMPT_EXPANSION,
         HookEvent.MESSAGE_DISPLAY,
         HookEvent.TEAMMATE_IDLE,
         HookEvent.DIRECTORY_ADDED,
@@ -60,7 +59,7 @@ NOT_FIRED = frozenset(
     }
 )
 """Events a settings file may name (a warning says they never fire), for moments queryloop
-does not have: no --init/--maintenance, no custom slash commands yet, no agent teams, no
+does not have: no --init/--maintenance, no agent teams, no
 /add-dir, no file watcher, no worktrees, no MCP elicitation."""
 
 TOOL_EVENTS = frozenset(

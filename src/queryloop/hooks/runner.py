@@ -35,6 +35,21 @@ class HookRunner(ToolEvents):
             outcome = HookOutcome(False, "", context, outcome.stop_reason)
         return outcome
 
+    async def user_prompt_expansion(
+        self, prompt: str, command: str, args: str, source: str
+    ) -> HookOutcome:
+        """A typed `/command args` is about to expand into its skill's or command's text
+        (before its `!` lines run): block it (reason for the user) or add context. The
+        matcher filters the command's name; `source` is `plugin` or `skill`."""
+        fields = {
+            "expansion_type": "slash_command",
+            "command_name": command,
+            "command_args": args,
+            "command_source": source,
+            "prompt": prompt,
+        }
+        return _outcome(await self.run_event(HookEvent.USER_PROMPT_EXPANSION, command, fields))
+
     async def session_start(self, source: str = "startup", model: str | None = None) -> HookOutcome:
         """`source`: startup, resume, clear or compact; returns context for the model."""
         fields: dict[str, Any] = {"source": source}
