@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .model import SessionTimeline, read_timeline
+from .model import SessionTimeline
+from .reader import read_timeline
 
 __all__ = ["SessionTimeline", "read_timeline", "report_path", "write_report"]
 
