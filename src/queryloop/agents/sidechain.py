@@ -15,13 +15,15 @@ from typing import Any
 
 from ..errors import QueryloopError
 from ..session import LoadedSession, Transcript, load_transcript
+from ..session.store import SUBAGENTS_DIR, sidechain_agent_id, sidechain_path, sidechain_paths
 
-SUBAGENTS_DIR = "subagents"
-
-
-def sidechain_path(folder: Path, agent_id: str) -> Path:
-    """The transcript of subagent `agent_id` in a session's sidechain folder."""
-    return folder / f"agent-{agent_id}.jsonl"
+__all__ = [
+    "SUBAGENTS_DIR",
+    "find_sidechains",
+    "load_sidechain",
+    "open_sidechain",
+    "sidechain_path",
+]
 
 
 def open_sidechain(
@@ -43,7 +45,7 @@ def load_sidechain(folder: Path | None, agent_id: str) -> LoadedSession:
         raise QueryloopError("this session keeps no subagent transcripts (persist is off)")
     path = sidechain_path(folder, agent_id)
     if not path.is_file():
-        known = sorted(p.stem.removeprefix("agent-") for p in folder.glob("agent-*.jsonl"))
+        known = sorted(sidechain_agent_id(p) for p in sidechain_paths(folder))
         names = ", ".join(known) or "none"
         raise QueryloopError(f"no subagent {agent_id!r} to resume in this session (known: {names})")
     return load_transcript(path)
@@ -54,7 +56,7 @@ def find_sidechains(folder: Path | None, tool_use_id: str) -> list[LoadedSession
     if folder is None or not folder.is_dir():
         return []
     found: list[LoadedSession] = []
-    for path in sorted(folder.glob("agent-*.jsonl")):
+    for path in sidechain_paths(folder):
         loaded = load_transcript(path, repair=False)
         if loaded.metadata.get("parent_tool_use_id") == tool_use_id:
             found.append(loaded)

@@ -31,6 +31,7 @@ from ..messages.types import (
     TombstoneReason,
 )
 from ..messages.usage import Usage
+from ..session.store import SUBAGENTS_DIR, sidechain_agent_id, sidechain_paths
 from ..session.timing import TimingEvent
 from ..session.transcript import TIMING_RECORD
 from .costs import (
@@ -53,7 +54,6 @@ from .model import (
     ToolSpan,
 )
 
-SUBAGENTS_DIR = "subagents"
 MAIN_LANE = "main"
 
 
@@ -70,10 +70,10 @@ def read_timeline(path: Path | str) -> SessionTimeline:
         if key not in builders:
             builders[key] = _LaneBuilder(key, f"agent {key[:8]}")
         builders[key].feed(record)
-    for side in sorted((path.parent / path.stem / SUBAGENTS_DIR).glob("agent-*.jsonl")):
+    for side in sidechain_paths(path.parent / path.stem / SUBAGENTS_DIR):
         side_records = list(_records(side, problems))
         meta = _metadata(side_records)
-        agent_id = str(meta.get("agent_id") or side.stem.removeprefix("agent-"))
+        agent_id = str(meta.get("agent_id") or sidechain_agent_id(side))
         label = str(meta.get("agent_type") or meta.get("description") or "agent")
         builder = builders.setdefault(agent_id, _LaneBuilder(agent_id, f"{label} {agent_id[:8]}"))
         builder.parent_tool_use_id = meta.get("parent_tool_use_id")
