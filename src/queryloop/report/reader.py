@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..loop.reasons import Continue
 from ..messages.serialization import MessageDecodeError, message_from_dict
 from ..messages.types import (
     Message,
@@ -308,12 +309,13 @@ class _LaneBuilder:
 
 _RECOVERY_TRANSITIONS = frozenset(
     {
-        "max_output_tokens_escalate",
-        "max_output_tokens_recovery",
-        "reactive_compact_retry",
-        "collapse_drain_retry",
+        Continue.MAX_OUTPUT_TOKENS_ESCALATE,
+        Continue.MAX_OUTPUT_TOKENS_RECOVERY,
+        Continue.REACTIVE_COMPACT_RETRY,
+        Continue.COLLAPSE_DRAIN_RETRY,
     }
 )
+"""The loop's continue reasons that recover from a failure (shown as recovery events)."""
 
 SERVER_SIDE_MIN_DROP = 1_000
 """A request whose context is this much smaller than the previous one's, with no local
