@@ -16,13 +16,13 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from otlp_receiver import OtlpReceiver, ReceivedSpan, running_receiver
 
 from queryloop import Agent, tool
-from queryloop.hooks import CommandHook, HookMatcher
+from queryloop.hooks import CommandHook, HookMatcher, PromptHook
 from queryloop.messages.blocks import ToolResultBlock
 from queryloop.messages.types import Message, UserMessage
 from queryloop.providers.retry import RetryPolicy
 from queryloop.telemetry import CAPTURE_ENV
 from queryloop.testing import MessagesServer, text, tool_use, turn
-from queryloop.testing.script import cut_stream, overloaded
+from queryloop.testing.script import cut_stream, overloaded, rate_limited
 
 SECRET = "the-user-secret-42"
 """A string that appears in the prompt, a tool's arguments and its result: content."""
@@ -127,7 +127,12 @@ async def test_a_session_is_one_trace_of_turn_request_tool_hook_and_subagent_spa
     sub = by_name(spans, "invoke_agent general-purpose")
     assert len(turns) == 2
     assert main.parent_span_id == ""  # nothing was current: a root span
-    assert {s.trace_id for s in spans if s.name != "compaction manual"} == {main.trace_id}
+    manual = by_name(spans, "compaction manual")  # after the prompt: a trace of its own
+    assert {s.trace_id for s in spans} == {main.trace_id, manual.trace_id} != {main.trace_id}
+    assert [s.name for s in spans if s.trace_id == manual.trace_id] == [
+        "chat claude-sonnet-5-5",
+        "compaction manual",
+    ]
     assert main.attributes["gen_ai.operation.name"] == "invoke_agent"
     assert main.attributes["gen_ai.agent.name"] == "queryloop"
     assert main.attributes["gen_ai.conversation.id"] == session_id
@@ -210,6 +215,13 @@ async def test_a_session_is_one_trace_of_turn_request_tool_hook_and_subagent_spa
         - compaction["queryloop.compaction.post_tokens"]
     )
     assert compaction["queryloop.compaction.freed_tokens"] > 0
+    # Its summary is a model request of its own, under it, counted like any other.
+    [summary] = receiver.children(by_name(spans, "compaction manual"))
+    assert (summary.name, summary.kind) == ("chat claude-sonnet-5-5", CLIENT)
+    assert summary.attributes["queryloop.request.purpose"] == "compact"
+    assert summary.attributes["gen_ai.response.finish_reasons"] == ["end_turn"]
+    assert summary.attributes["gen_ai.usage.output_tokens"] > 0
+    assert summary.attributes["gen_ai.usage.input_tokens"] > 0
 
 
 async def test_content_is_recorded_only_when_the_capture_switch_asks(
@@ -308,10 +320,19 @@ async def test_an_automatic_compaction_and_a_background_task_are_spans_of_the_tu
             - attributes["queryloop.compaction.post_tokens"]
         )
     assert compactions[0].attributes["queryloop.compaction.freed_tokens"] > 1_000
-    # The compaction span starts with its iteration and ends before the first main request.
+    # The compaction span starts with its iteration and ends before the first main request;
+    # each summary request is a chat span of the turn, within its compaction's time.
     chats = [s for s in receiver.children(main) if s.name.startswith("chat ")]
-    first_chat = min(chats, key=lambda s: s.start_ns)
+    summaries = [s for s in chats if s.attributes.get("queryloop.request.purpose") == "compact"]
+    requests = [s for s in chats if s not in summaries]
+    assert "queryloop.request.purpose" not in requests[0].attributes
+    first_chat = min(requests, key=lambda s: s.start_ns)
     assert compactions[0].end_ns <= first_chat.start_ns
+    assert len(summaries) == len(compactions)
+    ordered = sorted(summaries, key=lambda s: s.start_ns)
+    for summary, compaction in zip(ordered, compactions, strict=True):
+        assert compaction.start_ns <= summary.start_ns <= summary.end_ns <= compaction.end_ns
+        assert summary.attributes["gen_ai.usage.output_tokens"] > 0
     hooks = receiver.named("hook PreCompact")
     assert len(hooks) == len(compactions)
     assert {h.parent_span_id for h in hooks} == {main.span_id}
@@ -363,3 +384,47 @@ async def test_a_cut_stream_and_a_fallback_leave_their_attempts_marked(
     events = [name for name, _attrs in main.events]
     assert events == ["queryloop.request.retry", "queryloop.model.fallback"]
     assert dict(main.events[0][1]) == {"reason": "stream_interrupted"}
+
+
+async def test_a_prompt_hooks_request_is_a_chat_span_with_its_retry(
+    tmp_path: Path,
+    receiver: OtlpReceiver,
+    providers: Callable[[], TracerProvider],
+    env: None,
+) -> None:
+    """A request beside the loop (here a prompt hook's decision, on the fast model) is billed
+    like the loop's: it gets its own `chat` span, with its purpose, usage and retry, under
+    whatever was current when it was sent."""
+    provider = providers()
+
+    def model(body: dict[str, Any]) -> Any:
+        if body["model"] == "claude-haiku-5-5":  # the hook's question
+            return turn(text('{"ok": true}'))
+        return turn(text("hello back"))
+
+    with MessagesServer(model) as server:
+        server.inject(rate_limited(0.01))  # the first request (the hook's) is retried once
+        agent = Agent(
+            "claude-sonnet-5-5",
+            base_url=server.base_url,
+            cwd=tmp_path,
+            hooks={"UserPromptSubmit": [PromptHook("Is this prompt polite? $ARGUMENTS")]},
+            tracer_provider=provider,
+        )
+        try:
+            assert (await agent.run("hello")).text == "hello back"
+        finally:
+            await agent.aclose()
+    provider.force_flush()
+    spans = receiver.wait_for("invoke_agent")
+    hook = by_name(spans, "hook UserPromptSubmit")
+    [asked] = receiver.children(hook)
+    assert (asked.name, asked.kind) == ("chat claude-haiku-5-5", CLIENT)
+    assert asked.attributes["queryloop.request.purpose"] == "prompt_hook"
+    assert asked.attributes["gen_ai.request.model"] == "claude-haiku-5-5"
+    assert asked.attributes["gen_ai.usage.output_tokens"] > 0
+    assert [name for name, _ in asked.events] == ["queryloop.request.retry"]
+    main = by_name(spans, "invoke_agent queryloop")
+    [request] = [s for s in receiver.children(main) if s.name.startswith("chat ")]
+    assert "queryloop.request.purpose" not in request.attributes
+    assert not request.events  # the retry was the hook's, not the turn's request's

@@ -154,7 +154,7 @@ async def assemble(
     )
     builder = main.builder
     compactor, summarizer = build_compactor(
-        compact_config, tools, model, session, builder, tool_context, hooks
+        compact_config, tools, model, session, builder, tool_context, hooks, telemetry
     )
     exit_stack.push_async_callback(subagents.aclose)
     attachments = SessionAttachments(
@@ -173,7 +173,9 @@ async def assemble(
         fallback_model=options.fallback_model,
         compactor=compactor,
         token_budget=options.token_budget,
-        tool_use_summarizer=build_tool_use_summarizer(options, model, session, tool_context),
+        tool_use_summarizer=build_tool_use_summarizer(
+            options, model, session, tool_context, telemetry
+        ),
         task_events=subagents.tasks.drain_events,
     )
     start_transcript(transcript, resumed, model.name, options.cwd, facts)

@@ -85,7 +85,8 @@ def build_hooks(
     if options.hooks:  # the settings' http hook limits hold for the program's hooks too
         code = HooksConfig.of(**_as_lists(options.hooks))
         config = config.merged(workspace.settings.http_hooks.applied(code))
-    provider = session.metered(model.provider, RequestKind.SIDE, purpose=PROMPT_HOOK_PURPOSE)
+    metered = session.metered(model.provider, RequestKind.SIDE, purpose=PROMPT_HOOK_PURPOSE)
+    provider = telemetry.side_requests(metered, PROMPT_HOOK_PURPOSE)
     fast = options.summary_model or default_summary_model(provider.name) or model.name
     return HookRunner(
         config,

@@ -23,6 +23,7 @@ from ..providers.factory import choose_provider, provider_for
 from ..providers.models import ModelInfo, get_model_info
 from ..providers.retry import DEFAULT_RETRY
 from ..session import RequestKind, Session
+from ..telemetry import Telemetry
 from ..tools.base import ToolContext
 from .options import AgentOptions
 from .runtime import HookedSummarizer
@@ -103,15 +104,18 @@ def build_compactor(
     builder: RequestBuilder,
     tool_context: ToolContext,
     hooks: HookRunner,
+    telemetry: Telemetry,
 ) -> tuple[CompactionPipeline, HookedSummarizer]:
     """The compaction pipeline; its summaries are requests on the session's cached prefix,
-    metered as compaction, after the PreCompact hooks."""
+    metered as compaction and traced, after the PreCompact hooks."""
     max_tokens = min(COMPACTION_MAX_TOKENS, model.info.max_output_tokens)
 
     def build(messages: Sequence[Any], instruction: str) -> Any:
         return builder.build_compaction_request(messages, instruction, max_tokens=max_tokens)
 
-    provider = session.metered(model.provider, RequestKind.COMPACT)
+    provider = telemetry.side_requests(
+        session.metered(model.provider, RequestKind.COMPACT), RequestKind.COMPACT.value
+    )
     summarize = HookedSummarizer(
         provider_summarizer(provider, build, abort=tool_context.abort), hooks
     )
@@ -127,12 +131,17 @@ def build_compactor(
 
 
 def build_tool_use_summarizer(
-    options: AgentOptions, model: ModelChoice, session: Session, tool_context: ToolContext
+    options: AgentOptions,
+    model: ModelChoice,
+    session: Session,
+    tool_context: ToolContext,
+    telemetry: Telemetry,
 ) -> ModelSummarizer | None:
     """One-line summaries of tool batches by a small model (None: off, or no such model)."""
     if not options.tool_use_summaries:
         return None
-    provider = session.metered(model.provider, RequestKind.SIDE, purpose=SUMMARY_PURPOSE)
+    metered = session.metered(model.provider, RequestKind.SIDE, purpose=SUMMARY_PURPOSE)
+    provider = telemetry.side_requests(metered, SUMMARY_PURPOSE)
     name = options.summary_model or default_summary_model(provider.name)
     if name is None:
         return None

@@ -17,6 +17,7 @@ from ..hooks.shell import HookRun
 from ..loop.events import CompactionEvent, LoopEvent
 from ..messages.blocks import ToolUseBlock
 from ..messages.types import Message
+from ..providers.base import ModelProvider
 from ..tasks.events import TaskEvent
 from ..tools.base import DenialSource
 
@@ -73,6 +74,11 @@ class Telemetry:
     def hook_started(self, event: HookEvent, hook: Hook) -> Callable[[HookRun], None]:
         """A hook handler began (in the task that runs it); call the result with its run."""
         return _ignore_run
+
+    def side_requests(self, provider: ModelProvider, purpose: str) -> ModelProvider:
+        """`provider` for requests made beside the loop (compaction and tool-use
+        summaries, prompt hooks): traced, a `chat` span each, when the session traces."""
+        return provider
 
     def task_event(self, event: TaskEvent) -> None:
         """A background task started or finished (a `TaskManager` listener)."""

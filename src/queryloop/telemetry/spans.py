@@ -11,6 +11,8 @@ a `TaskManager` listener. The trace of one prompt:
     │   └── hook PreToolUse                (a hook handler that ran for it)
     ├── execute_tool Agent
     │   └── invoke_agent general-purpose   (the subagent, nested under the call)
+    ├── chat claude-haiku-5-5              (a request beside the loop: a summary, a
+    │                                       prompt hook; queryloop.request.purpose)
     ├── compaction auto                    (freed tokens)
     └── hook Stop
 
@@ -27,6 +29,8 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Callable
 
+from opentelemetry import context as otel_context
+from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer
 
 from ..errors import ConfigError
@@ -34,9 +38,11 @@ from ..hooks.config import CallableHook, CommandHook, Hook, HttpHook
 from ..hooks.events import HookEvent
 from ..hooks.shell import HookRun
 from ..hooks.verdict import interpret
+from ..providers.base import ModelProvider
 from ..tasks.events import TaskEvent, TaskEventKind, TaskStatus
 from . import semconv
 from .base import Telemetry, ThreadTrace
+from .side_requests import TracedProvider
 from .thread_trace import OtelThreadTrace
 
 SCOPE = "queryloop"
@@ -85,7 +91,12 @@ class OtelTelemetry(Telemetry):
             },
         )
 
+        # Current while the handler runs (the runner calls both ends in the handler's own
+        # task), so what it starts, a prompt hook's model request, is drawn under it.
+        token = otel_context.attach(trace.set_span_in_context(span))
+
         def finished(run: HookRun) -> None:
+            otel_context.detach(token)
             if run.exit_code is not None:
                 span.set_attribute(semconv.HOOK_EXIT_CODE, run.exit_code)
             verdict, _warnings = interpret(event, run)
@@ -98,6 +109,9 @@ class OtelTelemetry(Telemetry):
             span.end()
 
         return finished
+
+    def side_requests(self, provider: ModelProvider, purpose: str) -> ModelProvider:
+        return TracedProvider(provider, self, purpose)
 
     # ---- background tasks ----------------------------------------------------------------
 

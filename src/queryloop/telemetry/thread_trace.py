@@ -38,7 +38,13 @@ from ..messages.types import (
     UserMessage,
 )
 from ..messages.usage import Usage
-from ..providers.base import BlockStart, MessageComplete, TextDelta, ThinkingDelta
+from ..providers.base import (
+    BlockStart,
+    MessageComplete,
+    ModelResponse,
+    TextDelta,
+    ThinkingDelta,
+)
 from ..tools.base import DenialSource
 from . import content, semconv
 from .base import ThreadTrace
@@ -83,7 +89,9 @@ class OtelThreadTrace(ThreadTrace):
         self._pending: list[Message] = []
         """Messages added since the last request (the next request's new input: content)."""
         self._tools: dict[str, Span] = {}
-        self._step_started = time.time_ns()
+        self._iteration_started = time.time_ns()
+        """Since when the loop has worked toward its next request: where a compaction
+        span starts (it is drawn when the compaction is done, its summary request inside)."""
 
     # ---- the turn ------------------------------------------------------------------------
 
@@ -110,7 +118,6 @@ class OtelThreadTrace(ThreadTrace):
         """The next event, computed with the turn's (or its request's) span current. The
         context is attached and detached within this one step, so it never leaks into the
         caller's code between events, whichever task closes the generator."""
-        self._step_started = time.time_ns()
         if not self._recording:  # no SDK records: nothing to hand on (the API's no-op)
             return await anext(events, None)
         token = otel_context.attach(self._context_now)
@@ -120,6 +127,7 @@ class OtelThreadTrace(ThreadTrace):
             otel_context.detach(token)
 
     def _begin_turn(self, prompt: str | None) -> None:
+        self._iteration_started = time.time_ns()
         attributes: dict[str, Any] = {
             semconv.OPERATION: semconv.Operation.INVOKE_AGENT.value,
             semconv.PROVIDER: self._owner.provider_name,
@@ -148,7 +156,7 @@ class OtelThreadTrace(ThreadTrace):
         turn, self._turn = self._turn, None
         if turn is None:
             return
-        _set_usage(turn, self._usage)
+        set_usage(turn, self._usage)
         if failure is not None:
             turn.set_attribute(semconv.ERROR_TYPE, _error_type(failure))
             turn.set_status(StatusCode.ERROR)
@@ -165,8 +173,10 @@ class OtelThreadTrace(ThreadTrace):
         elif isinstance(event, MessageEvent):
             self._message(event.message)
         elif isinstance(event, CompactionEvent):
-            self._compacted(event, self._step_started)
+            self._compacted(event, self._iteration_started)
+            self._iteration_started = time.time_ns()
         elif isinstance(event, TransitionEvent):
+            self._iteration_started = time.time_ns()
             if event.reason is not Continue.NEXT_TURN and self._turn is not None:
                 attrs: dict[str, str | int] = {"reason": event.reason.value, "turn": event.turn}
                 self._turn.add_event(semconv.EVENT_TRANSITION, attrs)
@@ -354,12 +364,7 @@ class _Request:
         assert self.response is not None
         response = self.response.response
         span = self.span
-        if response.id:
-            span.set_attribute(semconv.RESPONSE_ID, response.id)
-        if response.model:
-            span.set_attribute(semconv.RESPONSE_MODEL, response.model)
-        span.set_attribute(semconv.FINISH_REASONS, [response.stop_reason or ""])
-        _set_usage(span, response.usage)
+        set_response(span, response)
         if capture:
             span.set_attribute(
                 semconv.OUTPUT_MESSAGES, content.output_json(self.output, response.stop_reason)
@@ -372,7 +377,18 @@ class _Request:
         self.span.end()
 
 
-def _set_usage(span: Span, usage: Usage) -> None:
+def set_response(span: Span, response: ModelResponse) -> None:
+    """The response attributes of a `chat` span: id, model, finish reason, usage."""
+    if response.id:
+        span.set_attribute(semconv.RESPONSE_ID, response.id)
+    if response.model:
+        span.set_attribute(semconv.RESPONSE_MODEL, response.model)
+    span.set_attribute(semconv.FINISH_REASONS, [response.stop_reason or ""])
+    set_usage(span, response.usage)
+
+
+def set_usage(span: Span, usage: Usage) -> None:
+    """The `gen_ai.usage.*` attributes (a request's, or a turn's sum)."""
     span.set_attribute(semconv.INPUT_TOKENS, usage.total_input_tokens)
     span.set_attribute(semconv.OUTPUT_TOKENS, usage.output_tokens)
     span.set_attribute(semconv.CACHE_READ_TOKENS, usage.cache_read_input_tokens)
