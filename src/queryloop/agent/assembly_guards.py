@@ -15,7 +15,7 @@ from ..hooks import HookRunner, HooksConfig
 from ..loop.summaries import default_summary_model
 from ..permissions import PermissionChecker, PermissionContext, PermissionMode, parse_mode
 from ..permissions.checker import BYPASS_DISABLED
-from ..permissions.protected import ProtectedPaths, protected_paths
+from ..permissions.protected import ProtectedEntry, ProtectedPaths, protected_paths
 from ..sandbox import Sandbox, SandboxPolicy
 from ..session import RequestKind, Session
 from ..telemetry import Telemetry
@@ -52,12 +52,22 @@ def build_permission_context(
         developer_tools=frozenset(t.name for t in options.tools),
         config_home=home,
         managed_settings=managed_settings_path(),
-        extra_protected=claude_protected_entries(),
+        extra_protected=extra_protected(workspace),
         disable_bypass=settings.disable_bypass_mode,
         deny_instead_of_prompting=settings.deny_instead_of_prompting,
         block_writes_outside=settings.block_writes_outside,
         sandboxed_bash=sandbox.covers if auto and sandbox is not None else None,
     )
+
+
+def extra_protected(workspace: Workspace) -> tuple[ProtectedEntry, ...]:
+    """Protected paths beyond the working folders' own: Claude Code's user and managed
+    folders, and the folder of every plugin the session loaded (`--plugin-dir` and enabled
+    ones): its hooks, MCP servers, commands and `bin/` run code in later sessions."""
+    plugins = tuple(
+        ProtectedEntry(p.root, True, f"plugin {p.name}") for p in workspace.plugins.plugins
+    )
+    return (*claude_protected_entries(), *plugins)
 
 
 def build_permission(
@@ -117,7 +127,7 @@ def build_sandbox(
         home=Path.home(),
         config_home=home,
         managed_settings=managed_settings_path(),
-        extra=claude_protected_entries(),
+        extra=extra_protected(workspace),
     )
     policy = SandboxPolicy(
         allow_write=(*config.allow_write, *workspace.settings.additional_directories),
