@@ -117,7 +117,14 @@ async def assemble(
     sandbox = build_sandbox(options, workspace, home, notices)
     if sandbox is not None:
         exit_stack.push_async_callback(sandbox.aclose)
-    tools = build_tools(options, mcp, workspace, skills, compact_config.context_window)
+    tools = build_tools(
+        options,
+        mcp,
+        workspace,
+        skills,
+        compact_config.context_window,
+        session_id=lambda: session.session_id,  # a new one after /clear
+    )
     permission_context = build_permission_context(options, workspace, home, sandbox)
     hooks = build_hooks(options, workspace, session, permission_context, notices, model, telemetry)
     permission = build_permission(options, permission_context, hooks)

@@ -4,6 +4,7 @@ MCP behind ToolSearch, skills), the tool context they run in, and the file check
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,7 @@ def build_tools(
     workspace: Workspace,
     skills: SkillSet,
     context_window: int,
+    session_id: Callable[[], str] | None = None,
 ) -> ToolSet:
     """The built-in and the caller's tools, MCP tools and skill tools. MCP tools go behind
     ToolSearch only when their definitions are large (`context.tool_search`); a deferred set
@@ -52,7 +54,11 @@ def build_tools(
     if deferred:
         eager.append(ToolSearchTool(lambda: deferred))
     eager.extend(
-        skill_tools(skills, builtin="Skill" in selected_builtin_names(options.builtin_tools))
+        skill_tools(
+            skills,
+            builtin="Skill" in selected_builtin_names(options.builtin_tools),
+            session_id=session_id,
+        )
     )
     return ToolSet(tuple(eager), tuple(deferred))
 

@@ -280,6 +280,7 @@ class Runtime:
             shell,
             denials=lambda: list(shell.denials),
             read_denied=lambda path: self.permission.denies_read(ctx.resolve(path), ctx),
+            session_id=self.session.session_id,
         )
 
     def _prompt_model(self, invocation: Invocation | None) -> str | None:

@@ -52,11 +52,12 @@ async def invocation_messages(
     *,
     denials: Callable[[], list[Message]] = list,
     read_denied: Callable[[str], bool] = lambda _: False,
+    session_id: str = "",
 ) -> InvokedMessages:
     """The messages `/<name> [args]` adds after the user's message (kept as typed): the
     skill's instructions, expanded; then `denials()` (the refused `!` commands). `@path`
     references a Read deny rule covers (`read_denied`) are not inlined."""
-    rendered = await render_skill(invocation.skill, invocation.args, shell)
+    rendered = await render_skill(invocation.skill, invocation.args, shell, session_id=session_id)
     references = rendered.references
     for mention in parse_mentions(references):
         if read_denied(mention.path):
@@ -64,12 +65,15 @@ async def invocation_messages(
     return InvokedMessages([meta_user_message(rendered.text), *denials()], references)
 
 
-def skill_tools(skills: SkillSet, *, builtin: bool) -> list[Tool]:
+def skill_tools(
+    skills: SkillSet, *, builtin: bool, session_id: Callable[[], str] | None = None
+) -> list[Tool]:
     """The Skill tool when there are skills the model may invoke and the session uses the
-    built-in tool set (an SDK caller who lists its own tools gets exactly those)."""
+    built-in tool set (an SDK caller who lists its own tools gets exactly those);
+    `session_id` gives `${CLAUDE_SESSION_ID}`."""
     if not skills.listing() or not builtin:
         return []
-    return [SkillTool(lambda: skills)]
+    return [SkillTool(lambda: skills, session_id)]
 
 
 def skill_read_dirs(skills: SkillSet) -> list[Path]:

@@ -37,6 +37,7 @@ instructions call for them, not before. Do not call a skill that is not listed, 
 call it again once its instructions are in the conversation."""
 
 SKILL_DIR = "CLAUDE_SKILL_DIR"
+SESSION_ID = "CLAUDE_SESSION_ID"
 
 
 class SkillInput(StrictInput):
@@ -53,11 +54,16 @@ class Rendered:
     references: str
 
 
-async def render_skill(skill: Skill, args: str | None, shell: ShellRunner | None) -> Rendered:
-    """The text that loads a skill: its body with the arguments and variables substituted and
-    its `!` commands run (`shell`; None: they are not run, and the text says so); a skill
-    (not a command) says where its files are."""
+async def render_skill(
+    skill: Skill, args: str | None, shell: ShellRunner | None, *, session_id: str = ""
+) -> Rendered:
+    """The text that loads a skill: its body with the arguments and variables substituted
+    (`${CLAUDE_SESSION_ID}` is `session_id`, when given) and its `!` commands run (`shell`;
+    None: they are not run, and the text says so); a skill (not a command) says where its
+    files are."""
     variables = {SKILL_DIR: str(skill.folder), **skill.variables}
+    if session_id:
+        variables[SESSION_ID] = session_id
     body = substitute(skill.body(), args or "", names=skill.options.arguments, variables=variables)
     references = body
     for command in shell_commands(body):
@@ -93,8 +99,11 @@ class SkillTool(BaseTool[SkillInput]):
     read_only = True
     concurrency_safe = True
 
-    def __init__(self, skills: Callable[[], SkillSet]) -> None:
+    def __init__(
+        self, skills: Callable[[], SkillSet], session_id: Callable[[], str] | None = None
+    ) -> None:
         self._skills = skills
+        self._session_id = session_id or (lambda: "")
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         skills = self._skills()
@@ -130,7 +139,7 @@ class SkillTool(BaseTool[SkillInput]):
         assert skill is not None  # validate_input checked it
         ctx.grants.grant(skill.name, skill.options.allowed_tools)  # its `!` lines too
         shell = thread_shell(ctx)
-        rendered = await render_skill(skill, input.args, shell)
+        rendered = await render_skill(skill, input.args, shell, session_id=self._session_id())
         yield ToolResult(
             content=rendered.text,
             data={"skill": skill.name, "folder": str(skill.folder)},
