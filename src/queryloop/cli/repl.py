@@ -24,6 +24,7 @@ from .args import CliOptions
 from .commands import parse_slash
 from .exit_codes import ExitCode
 from .interrupts import Interruptible, SigintRouter
+from .line_input import plain_read_line, prompt_session
 from .markup import escape_markup
 from .render import Renderer
 from .render_text import status_text
@@ -165,7 +166,7 @@ class Repl:
         if not self.renderer.animated:
             return await plain_read_line(prompt, self.console, self.interrupts)
         if self._session is None:
-            self._session = _prompt_session(self)
+            self._session = prompt_session(self)
         # The toolbar is redrawn on every key press: compute the status once per prompt.
         self.status_line = self.status()
         default, self._next_input = self._next_input, ""
@@ -468,104 +469,6 @@ def _project_config(cwd: Path) -> list[Path]:
     """The project files that need trust before they take effect."""
     names = (".queryloop/settings.json", ".queryloop/settings.local.json", ".mcp.json")
     return [cwd / name for name in names if (cwd / name).is_file()]
-
-
-async def plain_read_line(prompt: str, console: Any, router: SigintRouter | None = None) -> str:
-    """Line input for dumb terminals: no editing, but Ctrl-C, Ctrl-D and trailing-backslash
-    continuation behave as in the full prompt. Reads stdin from the event loop so that a
-    SIGINT arrives as KeyboardInterrupt here, not at a random point in the loop."""
-
-    lines: list[str] = []
-    while True:
-        console.print(prompt if not lines else "… ", end="", markup=False, highlight=False)
-        console.file.flush()
-        line = await _read_stdin_line(router or SigintRouter())
-        if line == "":
-            if lines:
-                break
-            raise EOFError
-        line = line.rstrip("\n")
-        if line.endswith("\\"):
-            lines.append(line[:-1])
-            continue
-        lines.append(line)
-        break
-    return "\n".join(lines)
-
-
-async def _read_stdin_line(router: SigintRouter) -> str:
-    import sys
-
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[str] = loop.create_future()
-
-    def readable() -> None:
-        if not done.done():
-            done.set_result(sys.stdin.readline())
-
-    def interrupted() -> None:
-        if not done.done():
-            done.set_exception(KeyboardInterrupt())
-
-    fd = sys.stdin.fileno()
-    loop.add_reader(fd, readable)
-    owned = not router.active and router.install()
-    try:
-        with router.scope(interrupted):
-            return await done
-    finally:
-        loop.remove_reader(fd)
-        if owned:
-            router.uninstall()
-
-
-def _prompt_session(repl: Repl) -> Any:
-    """A prompt_toolkit session with history, multi-line editing and the status toolbar."""
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory
-    from prompt_toolkit.key_binding import KeyBindings
-
-    from ..session import queryloop_home
-
-    home = queryloop_home()
-    home.mkdir(parents=True, exist_ok=True)
-    bindings = KeyBindings()
-
-    @bindings.add("escape", "enter")
-    def _newline(event: Any) -> None:
-        event.current_buffer.insert_text("\n")
-
-    @bindings.add("enter")
-    def _enter(event: Any) -> None:
-        buffer = event.current_buffer
-        if buffer.text.endswith("\\"):
-            buffer.delete_before_cursor(1)
-            buffer.insert_text("\n")
-        else:
-            buffer.validate_and_handle()
-
-    @bindings.add("c-c")
-    def _ctrl_c(event: Any) -> None:
-        if event.current_buffer.text:
-            event.current_buffer.reset()
-        else:
-            event.app.exit(exception=KeyboardInterrupt())
-
-    from .commands import COMMANDS
-    from .completion import ReplCompleter, help_table
-
-    return PromptSession(
-        history=FileHistory(str(home / "history")),
-        completer=ReplCompleter(
-            repl.options.cwd,
-            lambda: help_table(COMMANDS.values(), repl.agent.slash_commands),
-            ready=repl.started,
-        ),
-        complete_while_typing=False,
-        key_bindings=bindings,
-        bottom_toolbar=lambda: repl.status_line,
-        multiline=False,
-    )
 
 
 def run_repl(options: CliOptions) -> int:
