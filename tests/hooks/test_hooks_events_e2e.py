@@ -304,6 +304,24 @@ async def test_instructions_loaded_for_a_nested_memory_file(tmp_path: Path, home
     assert m["load_reason"] == "nested_traversal" and m["memory_type"] == "Project"
 
 
+async def test_instructions_loaded_for_a_path_rule(tmp_path: Path, home: Path) -> None:
+    rule = tmp_path / ".claude/rules/py.md"
+    rule.parent.mkdir(parents=True)
+    rule.write_text('---\npaths: ["pkg/**/*.py"]\n---\nfunctions are typed\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/mod.py").write_text("x = 1\n")
+    log = tmp_path / "loaded.jsonl"
+    script = [turn(tool_use("Read", {"file_path": "pkg/mod.py"})), turn(text("read"))]
+    hooks = {"InstructionsLoaded": [HookMatcher("path_glob_match", [recorder(log)])]}
+    a = agent(tmp_path, home, script, hooks, trust=True)
+    await a.run("read pkg/mod.py")
+    await a.aclose()
+    [m] = events(log)
+    assert m["file_path"] == str(rule.resolve()) and m["memory_type"] == "Project"
+    assert m["load_reason"] == "path_glob_match" and m["globs"] == ["pkg/**/*.py"]
+    assert m["trigger_file_path"] == str(tmp_path / "pkg/mod.py")
+
+
 async def test_clear_ends_the_session_and_starts_the_next(tmp_path: Path, home: Path) -> None:
     log = tmp_path / "sessions.jsonl"
     hooks = {"SessionStart": [recorder(log)], "SessionEnd": [recorder(log)]}

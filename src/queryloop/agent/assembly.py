@@ -25,6 +25,7 @@ from ..context.cache_ttl import CacheTtlSetting
 from ..context.facts import SessionFacts, derive_facts
 from ..context.memory_imports import ImportPolicy
 from ..context.queue import PromptQueue
+from ..context.user_context import PathRule
 from ..permissions.rules import MatchContext
 from ..session import (
     LoadedSession,
@@ -138,6 +139,7 @@ async def assemble(
         cache_ttl=build_cache_ttl(options, workspace),
         last_request_at=resumed.last_request_at if resumed is not None else None,
         nested_memory=workspace.sources.project,
+        path_rules=session_context.path_rules(),
     )  # fmt: skip
     subagents = build_subagents(
         thread_options, session, provider=model.provider, permission=permission, hooks=hooks,
@@ -169,7 +171,7 @@ async def assemble(
         prompt_queue=prompt_queue if prompt_queue is not None else PromptQueue(), mcp=mcp,
         hooks=hooks, facts=facts, current_facts=current_facts,
         nested_memory=workspace.sources.project,
-        memory_imports=session_context.policy,
+        memory_imports=session_context.policy, path_rules=thread_options.path_rules,
     )  # fmt: skip
     params = main.query_params(
         tool_hooks=CheckpointingHooks(hooks, checkpoints),  # Write/Edit/MultiEdit snapshots
@@ -208,7 +210,9 @@ def build_session_context(
         return rules.find("deny", "Read", str(path), MatchContext(cwd, Path.home())) is not None
 
     policy = ImportPolicy(project_root(cwd), external=workspace.trusted, denied=denied)
-    return SessionContext(cwd, user_home=home, policy=policy, sources=workspace.sources)
+    return SessionContext(
+        cwd, user_home=home, policy=policy, sources=workspace.sources, trusted=workspace.trusted
+    )
 
 
 def build_exit_stack(mcp: McpManager | None, model: ModelChoice) -> AsyncExitStack:
@@ -337,6 +341,7 @@ def build_thread_options(
     cache_ttl: CacheTtlSetting = "5m",
     last_request_at: float | None = None,
     nested_memory: bool = True,
+    path_rules: tuple[PathRule, ...] = (),
 ) -> ThreadOptions:
     """The main thread's options (a subagent's: `agents.runner.child_options`): the
     environment and the user context are the session's facts (`build_facts`); its cache
@@ -353,6 +358,7 @@ def build_thread_options(
         cache_ttl=cache_ttl,
         last_request_at=last_request_at,
         nested_memory=nested_memory,
+        path_rules=path_rules,
     )
 
 

@@ -14,6 +14,7 @@ from ..context.facts import SessionFacts
 from ..context.kinds import AttachmentType
 from ..context.memory_imports import ImportPolicy
 from ..context.queue import PromptQueue
+from ..context.user_context import PathRule
 from ..hooks import HookEvent, HookRunner
 from ..messages.blocks import TextBlock
 from ..messages.types import AttachmentMessage, Message
@@ -49,6 +50,8 @@ class SessionAttachments:
     """Whether subfolders' memory files are announced (the project's files are read)."""
     memory_imports: ImportPolicy | None = None
     """Which `@path` imports of nested memory files are followed (the session's policy)."""
+    path_rules: tuple[PathRule, ...] = ()
+    """Rule files with `paths:`, attached when the agent works with a file they match."""
 
     async def prompt(
         self, prompt: str, earlier: Sequence[Message], new: Sequence[Message]
@@ -73,11 +76,17 @@ class SessionAttachments:
                 continue
             data = message.attachment.data
             path, parent = str(data.get("path", "")), data.get("parent")
-            if parent is None:
-                await self.hooks.instructions_loaded(path, "Project", "nested_traversal")
-            else:
+            kind = str(data.get("level", "project")).capitalize()
+            if parent is not None:
                 extra = {"parent_file_path": str(parent)}
-                await self.hooks.instructions_loaded(path, "Project", "include", **extra)
+                await self.hooks.instructions_loaded(path, kind, "include", **extra)
+            elif "globs" in data:
+                globs, trigger = list(data["globs"]), str(data["trigger"])
+                await self.hooks.instructions_loaded(
+                    path, kind, "path_glob_match", globs=globs, trigger_file_path=trigger
+                )
+            else:
+                await self.hooks.instructions_loaded(path, kind, "nested_traversal")
 
     def context(
         self, messages: Sequence[Message], *, queued: Sequence[str] = ()
@@ -103,6 +112,7 @@ class SessionAttachments:
             current_facts=self.current_facts,
             nested_memory=self.nested_memory,
             memory_imports=self.memory_imports,
+            path_rules=self.path_rules,
         )
 
     async def _read_resource(self, server: str, uri: str) -> str:

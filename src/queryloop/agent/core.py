@@ -339,9 +339,11 @@ class Agent:
 
         policy = self._runtime.attachments.memory_imports if self._runtime is not None else None
         sources = SettingSources.of(self.options.setting_sources)
+        trusted = policy is not None and policy.external  # the workspace's trust
         return discover_memory_files(
-            self.options.cwd, user_home=self.home, policy=policy, sources=sources
-        )
+            self.options.cwd, user_home=self.home, policy=policy, sources=sources,
+            trusted=trusted,
+        )  # fmt: skip
 
     def nested_memory_files(self) -> list[str]:
         """Memory files of subfolders attached so far in this conversation."""

@@ -192,6 +192,7 @@ def child_options(
         parent_schemas=host.schemas,
         cache_ttl=host.main.cache_ttl,
         nested_memory=host.main.nested_memory,
+        path_rules=host.main.path_rules,
     )
 
 
@@ -318,6 +319,7 @@ class SubagentRun:
             task_notifications=tasks.drain_notifications(self.agent_id) if tasks else (),
             is_main_thread=False,
             nested_memory=self.host.main.nested_memory,
+            path_rules=self.host.main.path_rules,
         )
 
     async def _turn_attachments(self, messages: Sequence[Message], ctx: ToolContext) -> list[Any]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context.cache_ttl import CacheLifetime
 from ..context.request import ToolSchemaCache, thread_request_builder
+from ..context.user_context import PathRule
 from ..loop.deps import AttachmentSource, Compactor, QueryParams
 from ..tools.base import PermissionChecker, Tool, ToolContext, ToolHooks
 
@@ -81,6 +82,9 @@ class ThreadOptions:
     nested_memory: bool = True
     """Announce subfolders' memory files as the thread touches them (off when the session
     reads no project files)."""
+    path_rules: tuple[PathRule, ...] = ()
+    """Rule files with `paths:` (`.claude/rules/`), attached when the thread works with a
+    file they match."""
 
 
 @dataclass(frozen=True)

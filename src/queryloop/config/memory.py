@@ -4,10 +4,17 @@ session, with their `@path` imports.
 In the order they are rendered (later reads as the more specific instruction):
 
 1. managed: `/etc/claude-code/CLAUDE.md` (Claude Code's managed memory);
-2. user: `~/.claude/CLAUDE.md` (`$CLAUDE_CONFIG_DIR`), then `$QUERYLOOP_HOME/QUERYLOOP.md`;
+2. user: `~/.claude/CLAUDE.md` (`$CLAUDE_CONFIG_DIR`), the user's rule files without
+   `paths:` (`~/.claude/rules/`, `config.rules`), then `$QUERYLOOP_HOME/QUERYLOOP.md`;
 3. in every folder from the repository root (git root, or the filesystem root outside a
    repository) down to `cwd`: `CLAUDE.md`, `.claude/CLAUDE.md`, `QUERYLOOP.md`, `AGENTS.md`,
-   `CLAUDE.local.md` (`context.user_context.FOLDER_MEMORY_FILES`).
+   `CLAUDE.local.md` (`context.user_context.FOLDER_MEMORY_FILES`); at `cwd`, the project's
+   rule files without `paths:` (`.claude/rules/`, in a trusted folder) right after its
+   `.claude/CLAUDE.md`, whose priority they share.
+
+Rule files with `paths:` are not read into the first message: `SessionContext.path_rules`
+hands them to the context layer, which attaches one when the agent works with a file it
+matches.
 
 Each file is followed by the files it imports (`context.memory_imports`); a file reached twice
 (a symlink `CLAUDE.md -> AGENTS.md`, an import of a file found anyway) is read once. Like
@@ -22,6 +29,7 @@ once: the git snapshot (`context.system_context`) and this memory.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
@@ -33,13 +41,17 @@ from ..context.user_context import (
     FOLDER_MEMORY_FILES,
     MEMORY_FILE_NAMES,
     MemoryFile,
+    PathRule,
     build_user_context,
     read_memory_file,
     render_memory,
 )
 from .discovery import SettingSources, claude_home, claude_managed_dir
+from .rules import Rules, discover_rules
 
 CLAUDE_MEMORY = "CLAUDE.md"
+RULES_FOLLOW = ".claude/CLAUDE.md"
+"""The folder memory file the project's rules come right after (same priority)."""
 
 
 def get_user_context(
@@ -70,29 +82,64 @@ def discover_memory_files(
     policy: ImportPolicy | None = None,
     notices: list[str] | None = None,
     sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
+    trusted: bool = False,
 ) -> list[MemoryFile]:
     """The memory files of a session at `cwd`, read, with their imports, in render order:
     the managed file, the user's (if `sources.user`), then the project's folders' (if
-    `sources.project`; `CLAUDE.local.md` if `sources.local` too).
+    `sources.project`; `CLAUDE.local.md` if `sources.local` too). Rule files without
+    `paths:` are among them (the project's only when `trusted`).
 
     `policy` decides which imports are followed (default: as in an untrusted folder, nothing
-    outside the project); `notices` hears of imports that were not followed.
+    outside the project); `notices` hears of imports that were not followed and of rule
+    files left out.
     """
+    return discover_memory(
+        cwd, user_home=user_home, claude_dir=claude_dir, policy=policy, notices=notices,
+        sources=sources, trusted=trusted,
+    )[0]  # fmt: skip
+
+
+def discover_memory(
+    cwd: Path,
+    *,
+    user_home: Path,
+    claude_dir: Path | None = None,
+    policy: ImportPolicy | None = None,
+    notices: list[str] | None = None,
+    sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
+    trusted: bool = False,
+) -> tuple[list[MemoryFile], tuple[PathRule, ...]]:
+    """`discover_memory_files`, and the rule files with `paths:` (attached later)."""
     policy = policy or ImportPolicy(project_root(cwd), external=False)
     told = notices if notices is not None else []
+    claude = claude_dir or claude_home()
+    rules = discover_rules(
+        cwd, user_home=user_home, trusted=trusted, sources=sources, claude_dir=claude
+    )
     reader = _Reader(policy, told)
     reader.add(claude_managed_dir() / CLAUDE_MEMORY, "managed")
     if sources.user:
-        reader.add((claude_dir or claude_home()) / CLAUDE_MEMORY, "user")
+        reader.add(claude / CLAUDE_MEMORY, "user")
+        reader.add_all(rules.user)
         reader.add(user_home / MEMORY_FILE_NAMES[0], "user")
     if sources.project:
-        for folder in reversed(memory_folders(cwd)):
-            for name, level in FOLDER_MEMORY_FILES:
-                if sources.reads(level):
-                    reader.add(folder / name, level)
+        _add_folders(reader, cwd, sources, rules)
+    told.extend(rules.notices)
     if notices is not None:
         notices[:] = list(dict.fromkeys(notices))
-    return reader.found
+    return reader.found, rules.conditional
+
+
+def _add_folders(reader: _Reader, cwd: Path, sources: SettingSources, rules: Rules) -> None:
+    """The project's folders' memory files, root first; its rules after `cwd`'s
+    `.claude/CLAUDE.md`."""
+    here = cwd.resolve()
+    for folder in reversed(memory_folders(cwd)):
+        for name, level in FOLDER_MEMORY_FILES:
+            if sources.reads(level):
+                reader.add(folder / name, level)
+            if name == RULES_FOLLOW and folder == here:
+                reader.add_all(rules.project)
 
 
 def memory_folders(cwd: Path) -> list[Path]:
@@ -127,7 +174,16 @@ class _Reader:
         content = read_memory_file(resolved)
         if content is None or not content.strip():
             return
-        file = MemoryFile(path=resolved, level=level, content=content)
+        self._found(MemoryFile(path=resolved, level=level, content=content))
+
+    def add_all(self, files: Sequence[MemoryFile]) -> None:
+        """Files already read (rule files, their front matter stripped), each once."""
+        for file in files:
+            if file.path not in self.seen:
+                self.seen.add(file.path)
+                self._found(file)
+
+    def _found(self, file: MemoryFile) -> None:
         self.found.append(file)
         self.found.extend(expand_imports(file, self.policy, self.seen, self.notices))
 
@@ -149,11 +205,14 @@ class SessionContext:
         git_timeout: float = GIT_TIMEOUT_SECONDS,
         policy: ImportPolicy | None = None,
         sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
+        trusted: bool = False,
     ) -> None:
         self.cwd = cwd
         self.user_home = user_home
         self.policy = policy
         self.sources = sources
+        self.trusted = trusted
+        self._path_rules: tuple[PathRule, ...] = ()
         self._today = today
         self._git_timeout = git_timeout
         self._system: dict[str, str] | None = None
@@ -170,17 +229,25 @@ class SessionContext:
     def memory_files(self) -> list[MemoryFile]:
         """The memory files the session starts with (`discover_memory_files`), read once."""
         if self._memory is None:
-            self._memory = discover_memory_files(
+            self._memory, self._path_rules = discover_memory(
                 self.cwd,
                 user_home=self.user_home,
                 policy=self.policy,
                 notices=self._notices,
                 sources=self.sources,
+                trusted=self.trusted,
             )
         return list(self._memory)
 
+    def path_rules(self) -> tuple[PathRule, ...]:
+        """The rule files with `paths:`, read with `memory_files` (attached when a file they
+        match is worked with)."""
+        self.memory_files()
+        return self._path_rules
+
     def memory_notices(self) -> list[str]:
-        """Imports that were not followed, and why (after `memory_files`)."""
+        """Imports that were not followed and rule files left out, and why (after
+        `memory_files`)."""
         self.memory_files()
         return list(self._notices)
 

@@ -31,6 +31,7 @@ from .facts import SessionFacts
 from .kinds import AttachmentType
 from .memory_imports import ImportPolicy
 from .providers import files, main_thread, mentions, reminders
+from .user_context import PathRule
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +79,9 @@ class AttachmentContext:
     reads no project files, `config.discovery.SettingSources.project`)."""
     memory_imports: ImportPolicy | None = None
     """Which `@path` imports of nested memory files are followed (None: none)."""
+    path_rules: Sequence[PathRule] = ()
+    """Rule files with `paths:` (Claude Code's `.claude/rules/`), attached as nested memory
+    once the agent works with a file they match."""
     mcp_resource_resolver: McpResourceResolver | None = None
     diagnostics: DiagnosticsSource | None = None
     todo_reminder_turns: int = DEFAULT_TODO_REMINDER_TURNS

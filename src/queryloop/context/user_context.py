@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Protocol
 
 from ..messages.constructors import meta_user_message
 from ..messages.types import Message
@@ -54,6 +55,26 @@ class MemoryFile:
     content: str
     parent: Path | None = None
     """The memory file whose `@path` imported this one (None: found where it is)."""
+
+
+class PathMatcher(Protocol):
+    """Whether a path matches a rule's `paths:` patterns (the configuration layer's globs)."""
+
+    def matches(self, path: Path) -> bool:
+        """True when the absolute `path` matches."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PathRule:
+    """A rule file with `paths:` (Claude Code's `.claude/rules/`): memory attached once the
+    agent works with a file `matcher` matches, like a subfolder's memory file."""
+
+    file: MemoryFile
+    """The rule's text, its front matter stripped."""
+    globs: tuple[str, ...]
+    """The patterns as written (for InstructionsLoaded hooks)."""
+    matcher: PathMatcher
 
 
 def build_user_context(

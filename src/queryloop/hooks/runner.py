@@ -107,10 +107,10 @@ class HookRunner(ToolEvents):
         await self.run_event(HookEvent.NOTIFICATION, notification_type, fields)
 
     async def instructions_loaded(
-        self, file_path: str, memory_type: str, load_reason: str, **extra: str
+        self, file_path: str, memory_type: str, load_reason: str, **extra: Any
     ) -> None:
         """A memory file (QUERYLOOP.md, CLAUDE.md, ...) reached the context; observability
-        only. `extra`: `trigger_file_path` or `parent_file_path`."""
+        only. `extra`: `parent_file_path`, or `globs` and `trigger_file_path`."""
         fields = {"file_path": file_path, "memory_type": memory_type, "load_reason": load_reason}
         await self.run_event(HookEvent.INSTRUCTIONS_LOADED, load_reason, {**fields, **extra})
 

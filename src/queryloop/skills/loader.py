@@ -32,7 +32,6 @@ fields. A skill wins over a command of the same name at the same scope.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -50,6 +49,7 @@ from ..config.discovery import (
     commands_in,
     skill_files,
 )
+from ..config.front_matter import split_front_matter
 from ..config.plugins import Plugin
 from .options import SkillOptions, parse_options
 
@@ -59,8 +59,6 @@ MAX_SKILL_BYTES = 256 * 1024
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _COMMAND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(?::[A-Za-z0-9][A-Za-z0-9_.-]*)*$")
-_HINT_LINE = re.compile(r"^(argument-hint:[ \t]*)(\[.*?)[ \t]*$", re.M)
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?P<yaml>.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 
 
 SkillSource = FileScope
@@ -270,38 +268,6 @@ def parse_command(
         options,
         variables or {},
     )
-
-
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """(front matter as a dict, body). No front matter: ({}, text). Bad YAML: ValueError."""
-    import yaml
-
-    match = _FRONT_MATTER.match(text.lstrip("\ufeff"))
-    if match is None:
-        return {}, text
-    try:
-        data = _safe_load(match.group("yaml"))
-    except yaml.YAMLError as exc:
-        raise ValueError(f"invalid YAML front matter: {exc}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ValueError("the front matter must be a YAML mapping (name: ..., description: ...)")
-    return data, text[match.end() :]
-
-
-def _safe_load(text: str) -> Any:
-    """YAML, and one leniency Claude Code's users rely on: `argument-hint: [a] [b]` (not valid
-    YAML; its own command docs write it so) is read as the text it shows."""
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        quoted = _HINT_LINE.sub(lambda m: m.group(1) + json.dumps(m.group(2)), text)
-        if quoted == text:
-            raise
-        return yaml.safe_load(quoted)
 
 
 def _by_scope(

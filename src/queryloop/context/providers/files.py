@@ -1,7 +1,8 @@
-"""Phase two, file-based: files that changed on disk since the agent read them, and memory
+"""Phase two, file-based: files that changed on disk since the agent read them, memory
 files (CLAUDE.md, .claude/CLAUDE.md, QUERYLOOP.md, AGENTS.md, CLAUDE.local.md, with their
 `@path` imports when the context carries an import policy) in folders below the working
-directory the agent touched.
+directory the agent touched, and rule files whose `paths:` match a file the agent worked with
+(Claude Code's `.claude/rules/`).
 
 Both are stateless in the delta style: what was already announced is read back from earlier
 attachments in the history, so nothing is announced twice and a compaction that removed the
@@ -36,6 +37,9 @@ MAX_DIFF_LINES = 60
 MAX_CHANGED_FILE_BYTES = 512 * 1024
 MAX_SNIPPET_LINES = 40
 PATH_INPUT_KEYS = ("file_path", "path", "notebook_path")
+FILE_INPUT_KEYS = ("file_path", "notebook_path")
+"""The inputs naming one file (Read, Write, Edit, MultiEdit, NotebookEdit): what a rule's
+`paths:` is matched against (a folder Glob or Grep searched is not a file worked with)."""
 
 
 async def edited_files(ctx: AttachmentContext, messages: Sequence[Message]) -> list[Attachment]:
@@ -62,17 +66,20 @@ async def nested_memory(
     Touched paths: the @-mentions of this turn (`triggers`) and the path inputs of the tool
     calls made since the user's last prompt. Memory at `cwd` and above is in the user context.
     None when the session reads no project files (`ctx.nested_memory` off).
+    Before them, each rule of `ctx.path_rules` not announced yet whose patterns match one of
+    the files named (`_path_rules`).
     A file's `@path` imports follow it, each announced once (with `parent`), under
     `ctx.memory_imports` (none without one).
     """
-    if not ctx.nested_memory:
-        return []
     announced = {
         Path(str(m.attachment.data.get("path"))).resolve()
         for m in _attachments(messages, AttachmentType.NESTED_MEMORY)
     }
+    files = [*triggers, *_recent_tool_paths(messages, FILE_INPUT_KEYS)]
+    out = _path_rules(ctx, files, announced)
+    if not ctx.nested_memory:
+        return out
     cwd = ctx.cwd.resolve()
-    out: list[Attachment] = []
     for folder in _touched_folders(ctx, [*triggers, *_recent_tool_paths(messages)], cwd):
         for name, level in FOLDER_MEMORY_FILES:
             path = (folder / name).resolve()
@@ -86,8 +93,29 @@ async def nested_memory(
     return out
 
 
-def _memory_attachment(file: MemoryFile) -> Attachment:
-    data: dict[str, Any] = {"path": str(file.path), "content": file.content}
+def _path_rules(
+    ctx: AttachmentContext, files: Sequence[str], announced: set[Path]
+) -> list[Attachment]:
+    """A `nested_memory` attachment (with `globs` and `trigger`) per rule not announced yet
+    whose `paths:` match one of `files`, with its imports; announced once, like a folder's."""
+    out: list[Attachment] = []
+    targets = [ctx.resolve(raw) for raw in files]
+    for rule in ctx.path_rules:
+        path = rule.file.path
+        if path in announced:
+            continue
+        trigger = next((t for t in targets if rule.matcher.matches(t)), None)
+        if trigger is None:
+            continue
+        announced.add(path)
+        extra = {"globs": list(rule.globs), "trigger": str(trigger), "level": rule.file.level}
+        out.append(_memory_attachment(rule.file, **extra))
+        out.extend(_imports(ctx, rule.file, announced))
+    return out
+
+
+def _memory_attachment(file: MemoryFile, **extra: Any) -> Attachment:
+    data: dict[str, Any] = {"path": str(file.path), "content": file.content, **extra}
     if file.parent is not None:
         data["parent"] = str(file.parent)
     return Attachment(AttachmentType.NESTED_MEMORY, data)
@@ -159,8 +187,11 @@ def _attachments(messages: Sequence[Message], kind: str) -> list[AttachmentMessa
     return attachments_of(messages, kind)
 
 
-def _recent_tool_paths(messages: Sequence[Message]) -> list[str]:
-    """Path inputs of tool calls since the last real user prompt (newest turn only)."""
+def _recent_tool_paths(
+    messages: Sequence[Message], keys: Sequence[str] = PATH_INPUT_KEYS
+) -> list[str]:
+    """Path inputs (`keys`) of tool calls since the last real user prompt (newest turn
+    only)."""
     paths: list[str] = []
     for m in reversed(messages):
         if isinstance(m, UserMessage) and not _is_tool_result_message(m) and not m.is_meta:
@@ -169,9 +200,7 @@ def _recent_tool_paths(messages: Sequence[Message]) -> list[str]:
             for block in m.content:
                 if isinstance(block, ToolUseBlock):
                     paths.extend(
-                        str(block.input[k])
-                        for k in PATH_INPUT_KEYS
-                        if isinstance(block.input.get(k), str)
+                        str(block.input[k]) for k in keys if isinstance(block.input.get(k), str)
                     )
     return paths
 
