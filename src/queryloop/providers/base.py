@@ -192,6 +192,24 @@ class ModelProvider(Protocol):
         ...
 
 
+class ProviderWrapper:
+    """A provider around another: a subclass overrides `stream` (to meter it, trace it, ...);
+    everything else (`name`, `aclose`, `count_tokens`, ...) is the wrapped provider's."""
+
+    def __init__(self, inner: ModelProvider) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def stream(
+        self, request: ModelRequest, abort: AbortSignal | None = None
+    ) -> AsyncIterator[ProviderEvent]:
+        """The wrapped provider's stream, unchanged."""
+        return self.inner.stream(request, abort)
+
+
 async def complete(
     provider: ModelProvider, request: ModelRequest, abort: AbortSignal | None = None
 ) -> ModelResponse:

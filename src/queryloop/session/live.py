@@ -44,6 +44,7 @@ from ..providers.base import (
     MessageStart,
     ModelProvider,
     ModelRequest,
+    ProviderWrapper,
     TextDelta,
     ThinkingDelta,
 )
@@ -384,7 +385,7 @@ class UsageSink(Protocol):
         ...
 
 
-class MeteredProvider:
+class MeteredProvider(ProviderWrapper):
     """A provider wrapper that reports every billed response to a session, exactly once.
 
     A stream that ends with `MessageComplete` is recorded with its final usage under `kind`;
@@ -396,14 +397,10 @@ class MeteredProvider:
     def __init__(
         self, inner: ModelProvider, sink: UsageSink, kind: RequestKind, *, purpose: str = ""
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.sink = sink
         self.kind = kind
         self.purpose = purpose
-        self.name = inner.name
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     async def stream(
         self, request: ModelRequest, abort: AbortSignal | None = None

@@ -12,14 +12,20 @@ call whose hook asks), and says why it was sent (`queryloop.request.purpose`).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
 from ..abort import AbortSignal
-from ..providers.base import MessageComplete, ModelProvider, ModelRequest, ProviderEvent
+from ..providers.base import (
+    MessageComplete,
+    ModelProvider,
+    ModelRequest,
+    ProviderEvent,
+    ProviderWrapper,
+)
 from . import semconv
 from .thread_trace import set_response
 
@@ -27,18 +33,13 @@ if TYPE_CHECKING:
     from .spans import OtelTelemetry
 
 
-class TracedProvider:
-    """`inner` with a `chat` span per request (see the module docstring); everything else
-    (`name`, `aclose`, ...) is the wrapped provider's."""
+class TracedProvider(ProviderWrapper):
+    """`inner` with a `chat` span per request (see the module docstring)."""
 
     def __init__(self, inner: ModelProvider, owner: OtelTelemetry, purpose: str) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.owner = owner
         self.purpose = purpose
-        self.name = inner.name
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     async def stream(
         self, request: ModelRequest, abort: AbortSignal | None = None
