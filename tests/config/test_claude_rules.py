@@ -200,6 +200,23 @@ def test_rules_import_files_and_patterns_take_claude_codes_forms(tmp_path: Path)
     assert GlobMatcher.of(["**/*.go"], project).matches(project / "a" / "b" / "c.go")
 
 
+def test_an_unquoted_glob_that_yaml_reads_as_an_alias_is_the_glob(tmp_path: Path) -> None:
+    """`paths: **/*.ts` is not valid YAML (`*` starts an alias) but Claude Code loads it
+    (anthropics/claude-code#17204), and its users write it so: read it as the glob."""
+    project = tmp_path / "proj"
+    rules = project / ".claude" / "rules"
+    write(rules / "ts.md", "---\npaths: **/*.ts\n---\nTS\n")
+    write(rules / "list.md", "---\npaths:\n  - *.md\n  - src/**/*.py\n---\nLIST\n")
+    write(rules / "alias.md", "---\nbase: &b x\npaths: *b\n---\nALIAS\n")  # valid YAML
+    files, conditional = discover_memory(project, user_home=tmp_path / "home", trusted=True)
+    by_text = {r.file.content.strip(): r for r in conditional}
+    assert sorted(by_text) == ["ALIAS", "LIST", "TS"] and not files
+    assert by_text["TS"].globs == ("**/*.ts",)
+    assert by_text["TS"].matcher.matches(project / "web" / "app.ts")
+    assert sorted(by_text["LIST"].globs) == ["*.md", "src/**/*.py"]
+    assert by_text["ALIAS"].globs == ("x",)  # a real alias keeps its YAML meaning
+
+
 def test_rule_files_are_protected_paths(tmp_path: Path) -> None:
     project, home = tmp_path / "proj", tmp_path / "user"
     protected = protected_paths(

@@ -13,6 +13,9 @@ import re
 from typing import Any
 
 _HINT_LINE = re.compile(r"^(argument-hint:[ \t]*)(\[.*?)[ \t]*$", re.M)
+_STAR_VALUE = re.compile(r"^([ \t]*(?:-[ \t]+|[A-Za-z0-9_-]+:[ \t]+))(\*[^\n]*?)[ \t]*$", re.M)
+"""A value or list item that starts with `*` (`paths: **/*.ts`, `- *.md`): YAML reads an
+alias there and fails; what the writer meant is a glob."""
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?P<yaml>.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 _FIRST_YAML_LINE = 2
 """The front matter's YAML starts on the file's second line (after `---`)."""
@@ -79,14 +82,17 @@ def key_line(text: str, key: str) -> int:
 
 
 def _safe_load(text: str) -> Any:
-    """YAML, and one leniency Claude Code's users rely on: `argument-hint: [a] [b]` (not valid
-    YAML; its own command docs write it so) is read as the text it shows."""
+    """YAML, and two leniencies Claude Code's users rely on, tried only when the YAML does not
+    parse: `argument-hint: [a] [b]` (its own command docs write it so) is read as the text it
+    shows, and an unquoted glob that starts with `*` (`paths: **/*.ts`, which Claude Code
+    loads: anthropics/claude-code#17204) as that glob."""
     import yaml
 
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
         quoted = _HINT_LINE.sub(lambda m: m.group(1) + json.dumps(m.group(2)), text)
+        quoted = _STAR_VALUE.sub(lambda m: m.group(1) + json.dumps(m.group(2)), quoted)
         if quoted == text:
             raise
         return yaml.safe_load(quoted)
