@@ -18,6 +18,7 @@ from ..loop.events import ApiRetry, CompactionEvent, LoopEvent, MessageEvent, St
 from ..messages import blocks as loop_blocks
 from ..messages.types import AssistantMessage as LoopAssistant
 from ..messages.types import UserMessage as LoopUser
+from ..providers import sse
 from ..providers.base import (
     BlockComplete,
     BlockStart,
@@ -223,17 +224,7 @@ def raw_events(event: ProviderEvent) -> list[dict[str, Any]]:
     """The Messages API's SSE payloads for one canonical event."""
     match event:
         case MessageStart(message_id=mid, model=model, usage=usage):
-            message: dict[str, Any] = {
-                "id": mid,
-                "type": "message",
-                "role": "assistant",
-                "model": model,
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": usage.to_dict(),
-            }
-            return [{"type": "message_start", "message": message}]
+            return [sse.message_start(mid, model, usage.to_dict())]
         case BlockStart(index=index, block_type=kind, tool_use_id=tid, tool_name=name):
             return [
                 {

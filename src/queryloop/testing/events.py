@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..providers import sse
 from .script import (
     Part,
     TextPart,
@@ -103,19 +104,9 @@ def message_json(
 
 def message_start(message_id: str, model: str, usage: Mapping[str, Any]) -> dict[str, Any]:
     """The message_start event (content empty, output_tokens 1, as the API sends)."""
-    return {
-        "type": "message_start",
-        "message": {
-            "id": message_id,
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {**usage, "output_tokens": 1, "service_tier": "standard"},
-        },
-    }
+    return sse.message_start(
+        message_id, model, {**usage, "output_tokens": 1, "service_tier": "standard"}
+    )
 
 
 def block_events(index: int, block: Mapping[str, Any]) -> list[dict[str, Any]]:
