@@ -41,6 +41,7 @@ from ..skills.loader import load_skills
 from ..telemetry import Telemetry, create_telemetry
 from ..tools.base import observers
 from .assembly_guards import (
+    build_exec_guard,
     build_hooks,
     build_permission,
     build_permission_context,
@@ -152,6 +153,7 @@ async def assemble(
         options, workspace, session_dir, skills, observers(timing, trace) or timing, tasks,
         subagents.host, sandbox, read_files=session.read_files,
         loaded_tools=session.loaded_tools,
+        exec_guard=build_exec_guard(permission_context, notices),
     )  # fmt: skip
     checkpoints = build_checkpoints(tool_context)
     main = build_thread(

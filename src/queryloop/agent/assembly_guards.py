@@ -15,8 +15,9 @@ from ..hooks import HookRunner, HooksConfig
 from ..loop.summaries import default_summary_model
 from ..permissions import PermissionChecker, PermissionContext, PermissionMode, parse_mode
 from ..permissions.checker import BYPASS_DISABLED
+from ..permissions.exec_rules import exec_rules
 from ..permissions.protected import ProtectedEntry, ProtectedPaths, protected_paths
-from ..sandbox import Sandbox, SandboxPolicy
+from ..sandbox import ExecGuard, Sandbox, SandboxPolicy
 from ..session import RequestKind, Session
 from ..telemetry import Telemetry
 from .assembly_model import ModelChoice
@@ -135,11 +136,20 @@ def build_sandbox(
         deny_read=config.deny_read,
         allowed_domains=config.allowed_domains,
         denied_domains=config.denied_domains,
+        allow_unix_sockets=tuple(str(p) for p in config.allow_unix_sockets),
+        allow_all_unix_sockets=config.allow_all_unix_sockets,
         excluded_commands=config.excluded_commands,
         fail_if_unavailable=config.fail_if_unavailable,
         auto_allow=config.auto_allow,
     )
     return Sandbox(policy, warn=notices.add)
+
+
+def build_exec_guard(permission: PermissionContext, notices: Notices) -> ExecGuard:
+    """The exec check: every program a Bash command executes meets the session's Bash deny
+    and ask rules (read from `permission` at each command: the REPL may change them). That
+    it cannot run here is said once, as a notice."""
+    return ExecGuard(lambda command, _cwd: exec_rules(permission.rules, command), warn=notices.add)
 
 
 def sandbox_read_only(protected: ProtectedPaths) -> list[Path]:

@@ -13,7 +13,7 @@ from ..agents.tool import AgentTool
 from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..config.workspace import Workspace
 from ..context.tool_search import parse_tool_search, plan_deferral
-from ..sandbox import Sandbox
+from ..sandbox import ExecGuard, Sandbox
 from ..session.files import snapshots_of
 from ..skills.commands import skill_read_dirs, skill_tools
 from ..skills.loader import SkillSet
@@ -75,13 +75,15 @@ def build_tool_context(
     *,
     read_files: dict[str, FileReadRecord] | None = None,
     loaded_tools: list[str] | None = None,
+    exec_guard: ExecGuard | None = None,
 ) -> ToolContext:
     """The main thread's tool state: the folders it may read (the session folder holds
     spilled tool results the model is told to Read back; skills' folders), the env, the
     observer of its tool calls (timing, trace), the session's background tasks, the host its
-    subagents start from and the Bash sandbox. `read_files` is the session's record of the
-    files the agent has seen (`Session.read_files`, restored on resume); the context shares
-    that dict, and the list of loaded deferred tools (`Session.loaded_tools`) likewise."""
+    subagents start from, the Bash sandbox and the exec check. `read_files` is the session's
+    record of the files the agent has seen (`Session.read_files`, restored on resume); the
+    context shares that dict, and the list of loaded deferred tools (`Session.loaded_tools`)
+    likewise."""
     seen = read_files if read_files is not None else {}
     return ToolContext(
         read_files=seen,
@@ -90,6 +92,7 @@ def build_tool_context(
         tasks=tasks,
         subagents=subagents,
         sandbox=sandbox,
+        exec_guard=exec_guard,
         cwd=options.cwd,
         additional_dirs=[
             *workspace.settings.additional_directories,

@@ -170,6 +170,7 @@ def child_context(
         original_cwd=parent.original_cwd,
         observer=observer,
         sandbox=parent.sandbox,  # a subagent's Bash is in the same sandbox
+        exec_guard=parent.exec_guard,
         grants=parent.grants,  # a skill's grant lasts the prompt, in its subagents too
     )
 

@@ -3,7 +3,8 @@
 Implemented: `enabled`, `failIfUnavailable`, `autoAllowBashIfSandboxed`,
 `excludedCommands`, `allowUnsandboxedCommands` (false is all we do: no command ever retries
 outside the sandbox), `filesystem.allowWrite` / `denyWrite` / `denyRead`,
-`network.allowedDomains` / `deniedDomains` / `allowManagedDomainsOnly`. The other keys
+`network.allowedDomains` / `deniedDomains` / `allowManagedDomainsOnly` /
+`allowUnixSockets` / `allowAllUnixSockets`. The other keys
 Claude Code documents are warned about by name and ignored; any other key is unknown.
 
 Scalars take the last file that sets them (managed settings win); lists concatenate. An
@@ -35,7 +36,15 @@ SANDBOX_KEYS = frozenset(
     }
 )
 FILESYSTEM_KEYS = frozenset({"allowWrite", "denyWrite", "denyRead"})
-NETWORK_KEYS = frozenset({"allowedDomains", "deniedDomains", "allowManagedDomainsOnly"})
+NETWORK_KEYS = frozenset(
+    {
+        "allowedDomains",
+        "deniedDomains",
+        "allowManagedDomainsOnly",
+        "allowUnixSockets",
+        "allowAllUnixSockets",
+    }
+)
 NOT_IMPLEMENTED = {
     "": frozenset(
         {
@@ -54,8 +63,6 @@ NOT_IMPLEMENTED = {
     "filesystem.": frozenset({"allowRead", "allowManagedReadPathsOnly", "disabled"}),
     "network.": frozenset(
         {
-            "allowUnixSockets",
-            "allowAllUnixSockets",
             "allowLocalBinding",
             "allowMachLookup",
             "httpProxyPort",
@@ -86,6 +93,10 @@ class SandboxSettings:
     deny_read: tuple[Path, ...] = ()
     allowed_domains: tuple[str, ...] = ()
     denied_domains: tuple[str, ...] = ()
+    allow_unix_sockets: tuple[Path, ...] = ()
+    """`network.allowUnixSockets`: the unix sockets a sandboxed command may connect to."""
+    allow_all_unix_sockets: bool = False
+    """`network.allowAllUnixSockets`: no unix socket is refused."""
 
 
 class SandboxMerger:
@@ -96,12 +107,18 @@ class SandboxMerger:
         self.enabled_by_trusted = False
         self.fail_if_unavailable = False
         self.auto_allow: bool | None = None
+        self.all_unix_sockets = False
         self.lists: dict[str, list[str]] = {
             "excludedCommands": [],
             "allowedDomains": [],
             "deniedDomains": [],
         }
-        self.paths: dict[str, list[Path]] = {"allowWrite": [], "denyWrite": [], "denyRead": []}
+        self.paths: dict[str, list[Path]] = {
+            "allowWrite": [],
+            "denyWrite": [],
+            "denyRead": [],
+            "allowUnixSockets": [],
+        }
 
     def result(self) -> SandboxSettings:
         """The merged settings."""
@@ -116,6 +133,8 @@ class SandboxMerger:
             deny_read=tuple(self.paths["denyRead"]),
             allowed_domains=tuple(self.lists["allowedDomains"]),
             denied_domains=tuple(self.lists["deniedDomains"]),
+            allow_unix_sockets=tuple(self.paths["allowUnixSockets"]),
+            allow_all_unix_sockets=self.all_unix_sockets,
         )
 
     def add(
@@ -172,6 +191,7 @@ class _File:
         network = self._object(raw, "network")
         self._keys(network, NETWORK_KEYS, "network.")
         self._domains(network)
+        self._unix_sockets(network)
 
     def _flags(self, raw: Mapping[str, object]) -> None:
         enabled = self._bool(raw, "enabled")
@@ -209,6 +229,20 @@ class _File:
             self.m.lists["allowedDomains"] += allowed
         if self._bool(network, "allowManagedDomainsOnly", "network.") and self.managed:
             self.m.lists["allowedDomains"] = allowed  # managed is the last file read
+
+    def _unix_sockets(self, network: Mapping[str, object]) -> None:
+        """`allowUnixSockets` / `allowAllUnixSockets` loosen the sandbox: trusted files only."""
+        texts = self._strings(network, "allowUnixSockets", "network.")
+        every = self._bool(network, "allowAllUnixSockets", "network.")
+        if not self.trusted:
+            if texts:
+                self.ignore("sandbox.network.allowUnixSockets " + ", ".join(texts))
+            if every:
+                self.ignore("sandbox.network.allowAllUnixSockets true")
+            return
+        self.m.paths["allowUnixSockets"] += [sandbox_path(t, self.root) for t in texts]
+        if every is not None:
+            self.m.all_unix_sockets = every
 
     def _checked_domains(self, raw: Mapping[str, object], key: str) -> list[str]:
         good: list[str] = []

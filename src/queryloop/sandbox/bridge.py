@@ -120,6 +120,18 @@ def bridge_argv(
     return [interpreter, "-S", "-c", PYTHON_SOURCE, str(socket_path), str(PROXY_PORT), *inner]
 
 
+def bridge_execs(
+    bridged: Sequence[str], socket_path: Path, *, socat: str | None = None
+) -> list[tuple[str, ...]]:
+    """The programs `bridge_argv` executes before the command, each's argv in order: the
+    bridge itself and, for socat's, socat (the exec check lets each through once)."""
+    execs = [tuple(bridged)]
+    if bridged[:3] == ["/bin/sh", "-c", SOCAT_SCRIPT] and socat is not None:
+        listen = f"TCP-LISTEN:{PROXY_PORT},bind=127.0.0.1,fork,reuseaddr"
+        execs.append((socat, "-d", "-d", listen, f"UNIX-CONNECT:{socket_path}"))
+    return execs
+
+
 def proxy_env() -> dict[str, str]:
     """The variables that send the command's HTTP(S) traffic to the bridge."""
     url = f"http://127.0.0.1:{PROXY_PORT}"

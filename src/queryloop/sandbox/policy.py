@@ -41,6 +41,11 @@ class SandboxPolicy:
     """`sandbox.network.allowedDomains`; empty: no network at all."""
     denied_domains: tuple[str, ...] = ()
     """`sandbox.network.deniedDomains`: refused even when an allowed pattern matches."""
+    allow_unix_sockets: tuple[str, ...] = ()
+    """`sandbox.network.allowUnixSockets`: the unix sockets (by path) a sandboxed command
+    may connect to; any other is refused (seccomp, `sandbox.supervisor`)."""
+    allow_all_unix_sockets: bool = False
+    """`sandbox.network.allowAllUnixSockets`: unix sockets are not checked."""
     excluded_commands: tuple[str, ...] = ()
     """`sandbox.excludedCommands`: commands that run outside the sandbox (and then ask as
     any other command would)."""

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import subprocess
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .bridge import BridgeKind, bridge_argv, find_socat, proxy_env
+from .bridge import BridgeKind, bridge_argv, bridge_execs, find_socat, proxy_env
 from .bwrap import bwrap_argv, plan_mounts, probe_argv
 from .domains import DomainFilter
+from .guard import ExecGuard
 from .policy import INSTALL_HINT, SandboxPolicy, SandboxUnavailableError
 from .proxy import DomainProxy
+from .supervisor import Refusals, SocketRule
 
 PROBE_TIMEOUT_S = 10.0
 
@@ -34,6 +37,14 @@ class Launch:
     argv: tuple[str, ...]
     env: Mapping[str, str]
     sandboxed: bool
+    preexec_fn: Callable[[], None] | None = None
+    """Installs the exec check's seccomp filter in the child (None: no check)."""
+    refusals: Refusals | None = None
+    """What the exec check refused while the command ran (said to the model)."""
+    inner: tuple[tuple[str, ...], ...] = ()
+    """The programs bwrap starts before the command, each's argv in order (the bridge)."""
+    sockets: SocketRule | None = None
+    """The unix sockets a sandboxed command may reach (None: not checked)."""
 
 
 class Sandbox:
@@ -100,16 +111,27 @@ class Sandbox:
             yield Launch(tuple(argv), env, sandboxed=False)
             return
         inner, inner_env, binds = list(argv), dict(env), []
+        chain: list[tuple[str, ...]] = []
+        sockets = list(self.policy.allow_unix_sockets)
         if self._proxy is not None:
             await self._proxy.start()
             inner = bridge_argv(self._proxy.socket_path, inner, socat=self._socat)
+            chain += bridge_execs(inner, self._proxy.socket_path, socat=self._socat)
             inner_env.update(proxy_env())
             binds.append(self._proxy.folder)
+            sockets.append(str(self._proxy.socket_path))
         plan = plan_mounts(self.policy, working_dirs, files, binds)
         self._running += 1
         self._placeholders.update(plan.placeholders)
+        rule = None if self.policy.allow_all_unix_sockets else SocketRule(_real_all(sockets))
         try:
-            yield Launch(tuple(bwrap_argv(bwrap, plan, inner, cwd=cwd)), inner_env, sandboxed=True)
+            yield Launch(
+                tuple(bwrap_argv(bwrap, plan, inner, cwd=cwd)),
+                inner_env,
+                sandboxed=True,
+                inner=(*chain, tuple(argv)),
+                sockets=rule,
+            )
         finally:
             self._running -= 1
             if self._running == 0:
@@ -183,12 +205,38 @@ async def launch_command(
     env: Mapping[str, str],
     working_dirs: Sequence[Path] = (),
     files: Sequence[Path] = (),
+    guard: ExecGuard | None = None,
 ) -> AsyncIterator[Launch]:
-    """`sandbox.launch(...)`, or `argv` as it is when the session has no sandbox."""
-    if sandbox is None:
-        yield Launch(tuple(argv), env, sandboxed=False)
-        return
-    async with sandbox.launch(
-        argv, command=command, cwd=cwd, env=env, working_dirs=working_dirs, files=files
-    ) as launch:
+    """How to start `argv` (a shell running `command`): in `sandbox` when there is one, and
+    with every program it executes checked by `guard` when there is one."""
+    async with contextlib.AsyncExitStack() as stack:
+        if sandbox is None:
+            launch = Launch(tuple(argv), env, sandboxed=False)
+        else:
+            launch = await stack.enter_async_context(
+                sandbox.launch(
+                    argv, command=command, cwd=cwd, env=env, working_dirs=working_dirs, files=files
+                )
+            )
+        if guard is not None:
+            watch = await stack.enter_async_context(
+                guard.watch(
+                    policy=guard.policy_for(command, cwd),
+                    env=env,
+                    launch_argvs=[launch.argv, *launch.inner] if launch.sandboxed else [argv],
+                    sockets=launch.sockets,
+                )
+            )
+            if watch is not None:
+                launch = replace(launch, preexec_fn=watch.preexec_fn, refusals=watch.refusals)
         yield launch
+
+
+def _real_all(paths: Sequence[str]) -> tuple[str, ...]:
+    """Each socket path as given and with its links resolved (a connect names either)."""
+    found: list[str] = []
+    for path in paths:
+        for form in (path, os.path.realpath(path)):
+            if form not in found:
+                found.append(form)
+    return tuple(found)

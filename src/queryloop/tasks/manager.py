@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..sandbox import Sandbox
+from ..sandbox import ExecGuard, Sandbox
 from .events import TaskEvent, TaskEventKind, TaskStatus, TaskType
 from .shell import BackgroundShell
 
@@ -122,13 +122,14 @@ class TaskManager:
         tool_use_id: str = "",
         sandbox: Sandbox | None = None,
         working_dirs: Sequence[Path] = (),
+        guard: ExecGuard | None = None,
     ) -> BackgroundTask:
         """Run `command` in the background (in `sandbox` when given, `working_dirs` writable
-        there); returns at once with the running task."""
+        there; its programs checked by `guard` when given); returns at once with the task."""
         task_id = self._new_id("b")
         path = self.output_dir / f"{task_id}.output"
         shell = await BackgroundShell.spawn(
-            command, cwd, env, path, sandbox=sandbox, working_dirs=working_dirs
+            command, cwd, env, path, sandbox=sandbox, working_dirs=working_dirs, guard=guard
         )
 
         async def job(_task: BackgroundTask) -> TaskOutcome:

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from ..sandbox import Sandbox, launch_command
+from ..sandbox import ExecGuard, Sandbox, launch_command
+from ..sandbox.supervisor import Refusals
 
 STOP_GRACE_S = 2.0
 
@@ -26,11 +27,16 @@ class BackgroundShell:
     """One running command. stdout and stderr go to `output_path` (no pipe to fill up)."""
 
     def __init__(
-        self, proc: asyncio.subprocess.Process, output_path: Path, stack: AsyncExitStack
+        self,
+        proc: asyncio.subprocess.Process,
+        output_path: Path,
+        stack: AsyncExitStack,
+        refusals: Refusals | None = None,
     ) -> None:
         self.proc = proc
         self.output_path = output_path
         self._stack = stack
+        self._refusals = refusals
 
     @classmethod
     async def spawn(
@@ -42,6 +48,7 @@ class BackgroundShell:
         *,
         sandbox: Sandbox | None = None,
         working_dirs: Sequence[Path] = (),
+        guard: ExecGuard | None = None,
     ) -> BackgroundShell:
         """Start `command` with bash (else sh) in a new session, in `sandbox` when given
         (`working_dirs` writable there); raises `SandboxUnavailableError` when the sandbox
@@ -57,6 +64,7 @@ class BackgroundShell:
                     cwd=cwd,
                     env=env,
                     working_dirs=working_dirs,
+                    guard=guard,
                 )
             )
             with output_path.open("wb") as out:
@@ -68,11 +76,12 @@ class BackgroundShell:
                     stdout=out,
                     stderr=asyncio.subprocess.STDOUT,
                     start_new_session=True,
+                    preexec_fn=launch.preexec_fn,
                 )
         except BaseException:
             await stack.aclose()
             raise
-        return cls(proc, output_path, stack)
+        return cls(proc, output_path, stack, launch.refusals)
 
     async def wait(self) -> int:
         """The exit code once the shell exits (negative: killed by that signal)."""
@@ -80,6 +89,14 @@ class BackgroundShell:
             return await self.proc.wait()
         finally:
             await self._stack.aclose()
+            self._report_refusals()
+
+    def _report_refusals(self) -> None:
+        """What the exec check refused goes at the end of the output the model reads."""
+        text = self._refusals.text() if self._refusals is not None else ""
+        if text:
+            with self.output_path.open("a", encoding="utf-8") as out:
+                out.write(f"\n{text}\n")
 
     async def stop(self) -> None:
         """SIGTERM the whole process group, SIGKILL it if it is still there after a grace.

@@ -26,7 +26,7 @@ from ..errors import QueryloopError
 from ..messages.blocks import DocumentBlock, ImageBlock, TextBlock, ToolUseBlock
 from ..messages.interruption import Interruption
 from ..messages.types import Message
-from ..sandbox import Sandbox
+from ..sandbox import ExecGuard, Sandbox
 from ..tasks.manager import TaskManager
 from .services import FileTextSnapshot, HiddenPaths, SkillGrants, SubagentService
 
@@ -168,6 +168,9 @@ class ToolContext:
     sandbox: Sandbox | None = None
     """The session's Bash sandbox (`queryloop.sandbox`, from the `sandbox` settings); None
     when it is off. Bash and background shell tasks run inside it."""
+    exec_guard: ExecGuard | None = None
+    """The session's exec check (`queryloop.sandbox.ExecGuard`): every program a Bash
+    command or background task executes meets the deny rules; None: the parse alone decides."""
     grants: SkillGrants = field(default_factory=SkillGrants)
     """The `allowed-tools` of the skills invoked during the current prompt (the session's one
     object, shared with its subagents' contexts; the permission checker reads it)."""

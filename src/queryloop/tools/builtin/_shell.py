@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...sandbox import Launch, Sandbox, launch_command
+from ...sandbox import ExecGuard, Launch, Sandbox, launch_command
 from ...tasks.shell import shell_path
 
 CAPTURE_BYTES = 512 * 1024
@@ -50,6 +50,8 @@ class ShellOutcome:
     timed_out: bool
     final_cwd: str | None
     """The shell's working directory when it exited (None if it could not be recorded)."""
+    refusals: str = ""
+    """What the exec check refused while the command ran, one line each."""
 
 
 class _Capture:
@@ -104,6 +106,7 @@ async def _spawn(launch: Launch, cwd: Path) -> asyncio.subprocess.Process:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=launch.preexec_fn,
         )
     )
     try:
@@ -126,9 +129,11 @@ async def run_shell(
     *,
     sandbox: Sandbox | None = None,
     working_dirs: Sequence[Path] = (),
+    guard: ExecGuard | None = None,
 ) -> ShellOutcome:
     """Run `command` in a new session (own process group) and capture its output; in
-    `sandbox` when given (`working_dirs` writable there).
+    `sandbox` when given (`working_dirs` writable there), every program it executes checked
+    by `guard` when given.
 
     On timeout or cancellation the whole group is killed; cancellation still propagates.
     Raises `SandboxUnavailableError` when the sandbox is required and cannot start.
@@ -142,7 +147,7 @@ async def run_shell(
     try:
         async with launch_command(
             sandbox, argv, command=command, cwd=cwd, env=env,
-            working_dirs=working_dirs, files=[Path(cwd_file)],
+            working_dirs=working_dirs, files=[Path(cwd_file)], guard=guard,
         ) as launch:  # fmt: skip
             proc = await _spawn(launch, cwd)
             out, err = _Capture(), _Capture()
@@ -152,7 +157,8 @@ async def run_shell(
             ]
             timed_out = await _wait(proc, readers, timeout_s)
         final = Path(cwd_file).read_text(encoding="utf-8").strip() or None
-        return ShellOutcome(out.text(), err.text(), proc.returncode, timed_out, final)
+        refused = launch.refusals.text() if launch.refusals is not None else ""
+        return ShellOutcome(out.text(), err.text(), proc.returncode, timed_out, final, refused)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(cwd_file)

@@ -85,6 +85,7 @@ async def start_in_background(
         tool_use_id=CURRENT_TOOL_USE_ID.get(),
         sandbox=ctx.sandbox,
         working_dirs=sandbox_writable(ctx),
+        guard=ctx.exec_guard,
     )
     text = (
         f"Command running in background with ID: {task.id}. Output is being written to: "

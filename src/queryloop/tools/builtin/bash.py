@@ -131,7 +131,7 @@ class BashTool(BaseTool[BashInput]):
         try:
             outcome = await run_shell(
                 input.command, ctx.cwd, env, timeout_ms / 1000,
-                sandbox=ctx.sandbox, working_dirs=sandbox_writable(ctx),
+                sandbox=ctx.sandbox, working_dirs=sandbox_writable(ctx), guard=ctx.exec_guard,
             )  # fmt: skip
         except SandboxUnavailableError as exc:
             raise ToolError(str(exc)) from exc
@@ -166,6 +166,8 @@ def _result(command: str, outcome: ShellOutcome, timeout_ms: int, note: str) -> 
     parts = [stdout]
     if outcome.stderr.strip():
         parts.append(stderr)
+    if outcome.refusals:
+        parts.append(outcome.refusals)
     code = outcome.exit_code
     if outcome.timed_out:
         parts.append(f"Command timed out after {timeout_ms} ms and was killed")
@@ -185,5 +187,6 @@ def _result(command: str, outcome: ShellOutcome, timeout_ms: int, note: str) -> 
             "interrupted": outcome.timed_out,
             "exit_code": code,
             "timed_out": outcome.timed_out,
+            "refused_programs": outcome.refusals.splitlines(),
         },
     )
