@@ -11,6 +11,7 @@ look-alikes still run, and each refusal tells the model which rule refused what.
 from __future__ import annotations
 
 import http.server
+import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -46,7 +47,7 @@ RM_ATTEMPTS = [
     "echo x | xargs rm -rf",
     "python3 -c \"import os; os.system('r'+'m -rf x')\"",
     "python3 -c \"import subprocess; subprocess.run(['/bin/r'+'m', '-rf', 'x'])\"",
-    "perl -e 'system(\"r\".\"m\", \"-rf\", \"x\")'",
+    'perl -e \'system("r"."m", "-rf", "x")\'',
     "find . -maxdepth 1 -name x -exec r''m -rf {} +",
     "f=$(mktemp -p .); cp /bin/rm $f; $f -rf x",
     "printf '#!/bin/sh\\nrm -rf x\\n' > s.sh; chmod +x s.sh; ./s.sh",
@@ -232,3 +233,75 @@ async def test_a_background_task_is_checked_and_its_refusal_is_in_its_output(
     await manager.wait(task.id, 30)
     assert (repo / "x").is_dir()
     assert "Bash(rm -rf:*)" in task.output_path.read_text()
+
+
+class _SocketServer:
+    """A unix stream socket at `path` that records what each connection sent."""
+
+    def __init__(self, path: Path) -> None:
+        self.received: list[bytes] = []
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.bind(str(path))
+        self._sock.listen(4)
+        self._sock.settimeout(0.2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                continue
+            with conn:
+                self.received.append(conn.recv(100))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sock.close()
+
+
+CONNECT = "python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{path}'); s.send(b'hi')\""
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+async def test_a_sandboxed_command_reaches_only_the_unix_sockets_it_is_allowed(
+    allowed: bool, project: Path, bwrap: str, guard: ExecGuard
+) -> None:
+    path = project / "daemon.sock"
+    server = _SocketServer(path)
+    policy = SandboxPolicy(
+        fail_if_unavailable=True, allow_unix_sockets=(str(path),) if allowed else ()
+    )
+    ctx = ToolContext(
+        cwd=project, exec_guard=guard, sandbox=Sandbox(policy, bwrap=bwrap), env=clean_env()
+    )
+    try:
+        result = await run(CONNECT.format(path=path), ctx)
+        datagram = await run(
+            'python3 -c "import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)"', ctx
+        )
+    finally:
+        server.close()
+    if allowed:
+        assert server.received == [b"hi"], result.content
+    else:
+        assert server.received == [], result.content
+        assert "allowUnixSockets" in str(result.content)
+    assert datagram.is_error and "Operation not permitted" in str(datagram.content)
+
+
+async def test_without_the_sandbox_unix_sockets_are_not_checked(
+    project: Path, guard: ExecGuard
+) -> None:
+    path = project / "daemon.sock"
+    server = _SocketServer(path)
+    try:
+        await run(
+            CONNECT.format(path=path), ToolContext(cwd=project, exec_guard=guard, env=clean_env())
+        )
+    finally:
+        server.close()
+    assert server.received == [b"hi"]
