@@ -18,9 +18,11 @@ every name it goes by, with its real arguments, against the same rules with the 
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..sandbox.exec_policy import ExecCall
@@ -38,6 +40,10 @@ class ExecRules:
 
     rules: tuple[PermissionRule, ...]
     """Bash deny rules, then the ask rules the command line did not match."""
+    heads: tuple[str | None, ...] = ()
+    """Each rule's program (its first word; None when it has none), computed once."""
+    push_rule: PermissionRule | None = None
+    """The first rule that denies `git push`, whose transport then stands for it."""
 
     @classmethod
     def for_command(cls, rules: RuleSet, command: str) -> ExecRules | None:
@@ -45,29 +51,32 @@ class ExecRules:
         deny = [r for r in rules.deny if _bash(r)]
         ask = [r for r in rules.ask if _bash(r) and not _matches(r, command)]
         found = tuple(deny + ask)
-        return cls(found) if found else None
+        if not found:
+            return None
+        push = next((r for r in found if _matches(r, "git push origin HEAD")), None)
+        return cls(found, tuple(_program(r) for r in found), push)
 
     def programs(self) -> frozenset[str]:
-        """The programs the rules name, and git's push transport when `git push` is one."""
-        names = {_program(r) for r in self.rules}
-        if any(_denies_push(r) for r in self.rules):
-            names.add("ssh")
-        return frozenset(n for n in names if n and "*" not in n)
+        """The programs the rules name (and ssh, git's push transport, when `git push` is
+        denied)."""
+        names = {h for h in self.heads if h and "*" not in h}
+        return frozenset(names | ({"ssh"} if self.push_rule is not None else set()))
 
     def refusal(self, call: ExecCall) -> str | None:
-        """The first rule the executed program meets under any of its names."""
+        """The first rule the executed program meets under any of its names. Only the
+        rules that name the program are matched: a wrapper (`env`, `sh -c`, `xargs`) is
+        not unwrapped here, since the program it runs is checked when it is executed."""
         for name in call.names:
-            command = shlex.join([name, *call.argv[1:]])
-            for rule in self.rules:
-                if bash.deny_verdict(rule.content or "", command)[0] is bash.Verdict.MATCH:
+            command: str | None = None
+            for rule, head in zip(self.rules, self.heads, strict=True):
+                if not _names(head, name):
+                    continue
+                command = command or shlex.join([name, *call.argv[1:]])
+                if _matches(rule, command):
                     return _message(rule, name, call)
-        return self._transport(call)
-
-    def _transport(self, call: ExecCall) -> str | None:
-        rule = next((r for r in self.rules if _denies_push(r)), None)
-        if rule is None or not _pushes(call):
-            return None
-        return _message(rule, "git push", call, transport=True)
+        if self.push_rule is not None and _pushes(call):
+            return _message(self.push_rule, "git push", call, transport=True)
+        return None
 
 
 def exec_rules(rules: RuleSet, command: str) -> ExecRules | None:
@@ -83,6 +92,11 @@ def _matches(rule: PermissionRule, command: str) -> bool:
     return bash.deny_verdict(rule.content or "", command)[0] is bash.Verdict.MATCH
 
 
+def _names(head: str | None, name: str) -> bool:
+    """Whether a rule whose program is `head` may be about the program `name`."""
+    return head is None or head == name or ("*" in head and fnmatchcase(name, head))
+
+
 def _program(rule: PermissionRule) -> str | None:
     spec = (rule.content or "").strip().removesuffix(":*")
     try:
@@ -92,21 +106,17 @@ def _program(rule: PermissionRule) -> str | None:
     return words[0] if words else None
 
 
-def _denies_push(rule: PermissionRule) -> bool:
-    return _matches(rule, "git push origin HEAD")
-
-
 def _pushes(call: ExecCall) -> bool:
     """Whether this exec is git's push transport (see the module docstring). git's dashed
     programs are git's own file under other names: the name it is called by tells them
     apart (git itself picks its subcommand from that name)."""
-    called = {Path(call.path).name, *(Path(a).name for a in call.argv[:1])}
+    called = {os.path.basename(call.path), *(os.path.basename(a) for a in call.argv[:1])}
     if "git-receive-pack" in called:
         return True
     if "ssh" in call.names and any("git-receive-pack" in a for a in call.argv[1:]):
         return True
     if any(n.startswith("git-remote-") for n in called):
-        return _git_subcommand(call.parent_argv) not in GIT_FETCHING
+        return _git_subcommand(call.parent()) not in GIT_FETCHING
     return False
 
 

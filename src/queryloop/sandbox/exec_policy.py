@@ -4,7 +4,8 @@ policy from the session's deny and ask rules."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
 
 
@@ -20,8 +21,9 @@ class ExecCall:
     or a copy with the same content) and, for a script, those of its interpreter."""
     argv: tuple[str, ...]
     """Its arguments, `argv[0]` first."""
-    parent_argv: tuple[str, ...] = ()
-    """The arguments of the process that runs it (git, for a transport git starts)."""
+    parent: Callable[[], tuple[str, ...]] = field(default=tuple, compare=False)
+    """The arguments of the process that runs it (git, for a transport git starts), read
+    from /proc when asked for."""
     truncated: bool = False
     """The arguments were too many to read whole (only a prefix is in `argv`)."""
 

@@ -110,6 +110,15 @@ class ProcessView:
     def root(self) -> str:
         return f"/proc/{self.pid}/root"
 
+    def shares_our_root(self) -> bool:
+        """Whether the process sees our file tree (same mount namespace, same root): then
+        an absolute symlink means for it what it means for us."""
+        try:
+            same_ns = os.readlink(f"/proc/{self.pid}/ns/mnt") == _OWN_MOUNT_NS
+            return same_ns and os.readlink(self.root) == "/"
+        except OSError:
+            return False
+
     def start(self, path: str, dirfd: int | None) -> str:
         """The folder a relative `path` starts from (the cwd, or the folder `dirfd` holds)."""
         if dirfd is None or dirfd == AT_FDCWD:
@@ -118,6 +127,7 @@ class ProcessView:
 
 
 AT_FDCWD = -100
+_OWN_MOUNT_NS = os.readlink("/proc/self/ns/mnt") if os.path.exists("/proc/self/ns/mnt") else ""
 
 
 @contextlib.contextmanager
@@ -135,6 +145,9 @@ def open_executable(view: ProcessView, path: str, dirfd: int | None = None) -> I
 def _resolve(view: ProcessView, path: str, dirfd: int | None) -> int:
     if path == "" and dirfd is not None:  # execveat(fd, "", AT_EMPTY_PATH): the fd itself
         return os.open(view.start(path, dirfd), os.O_RDONLY | os.O_CLOEXEC)
+    if view.shares_our_root():  # the common case: the kernel resolves as for the process
+        where = path if path.startswith("/") else f"{view.start(path, dirfd)}/{path}"
+        return os.open(where, os.O_RDONLY | os.O_CLOEXEC)
     todo = [p for p in path.split("/") if p]
     base = view.root if path.startswith("/") else view.start(path, dirfd)
     current = os.open(base, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)

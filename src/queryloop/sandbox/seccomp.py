@@ -270,9 +270,15 @@ class Memory:
         it was cut at `max_items`."""
         items: list[bytes] = []
         while address and len(items) < max_items:
-            pointer = struct.unpack("=Q", self.read(address, 8).ljust(8, b"\0"))[0]
-            if pointer == 0:
-                return items, False
-            items.append(self.string(pointer))
-            address += 8
+            # The pointers up to the end of the page, in one read.
+            block = self.read(address, self.PAGE - (address % self.PAGE))
+            if len(block) < 8:
+                break
+            for (pointer,) in struct.iter_unpack("=Q", block[: len(block) // 8 * 8]):
+                if pointer == 0:
+                    return items, False
+                items.append(self.string(pointer))
+                if len(items) >= max_items:
+                    return items, True
+            address += len(block) // 8 * 8
         return items, bool(address)

@@ -18,6 +18,7 @@ seccomp_unotify(2), "Design goals; use of SECCOMP_USER_NOTIF_FLAG_CONTINUE").
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import os
 import select
@@ -164,7 +165,8 @@ class Supervisor:
                 interpreter = shebang(fd)
         except OSError:
             return None  # the kernel cannot find it either; it answers the exec itself
-        call = ExecCall(path, tuple(sorted(names)), tuple(argv), parent_argv(note.pid), truncated)
+        parent = functools.partial(parent_argv, note.pid)
+        call = ExecCall(path, tuple(sorted(names)), tuple(argv), parent, truncated)
         message = self._policy.refusal(call)
         if message is None and interpreter is not None:
             message = self._script(view, interpreter, call)
@@ -191,7 +193,7 @@ class Supervisor:
         except OSError:
             return None
         argv = (*interpreter, call.path, *call.argv[1:])
-        script = ExecCall(interpreter[0], tuple(sorted(names)), argv, call.parent_argv)
+        script = ExecCall(interpreter[0], tuple(sorted(names)), argv, call.parent)
         return self._policy.refusal(script)
 
     def _connect(self, listener: Listener, note: Notification) -> int | None:
