@@ -11,6 +11,7 @@ look-alikes still run, and each refusal tells the model which rule refused what.
 from __future__ import annotations
 
 import http.server
+import json
 import socket
 import subprocess
 import threading
@@ -20,10 +21,12 @@ from pathlib import Path
 import pytest
 
 from conftest import clean_env
+from queryloop import Agent
 from queryloop.permissions import RuleSet
 from queryloop.permissions.exec_rules import exec_rules
 from queryloop.sandbox import ExecGuard, Sandbox, SandboxPolicy
 from queryloop.tasks.manager import TaskManager
+from queryloop.testing import MessagesServer, text, tool_use, turn
 from queryloop.tools.base import ToolContext, ToolResult
 from queryloop.tools.builtin import BashTool
 from queryloop.tools.builtin.bash import BashInput
@@ -304,3 +307,33 @@ async def test_without_the_sandbox_unix_sockets_are_not_checked(
     finally:
         server.close()
     assert server.received == [b"hi"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "settings_dir"), [("bypassPermissions", ".claude"), ("default", ".queryloop")]
+)
+async def test_the_agent_refuses_a_copied_program_with_the_projects_rules(
+    mode: str, settings_dir: str, project: Path, guard: ExecGuard
+) -> None:
+    """Through the real Agent, the deny rule in the project's own settings file (where users
+    put it), in bypassPermissions and in default mode under `Bash(*)`."""
+    rules = {"permissions": {"deny": ["Bash(rm -rf:*)"], "allow": ["Bash(*)"]}}
+    (project / settings_dir).mkdir()
+    (project / settings_dir / "settings.json").write_text(json.dumps(rules))
+    (project / "x").mkdir()
+    script = [
+        turn(tool_use("Bash", {"command": "cp /bin/rm ./zz && ./zz -rf x"})),
+        turn(text("done")),
+    ]
+    with MessagesServer(script) as server:
+        async with Agent(
+            "claude-sonnet-5-5",
+            base_url=server.base_url,
+            cwd=project,
+            trust=True,
+            permission_mode=mode,  # type: ignore[arg-type]
+        ) as agent:
+            await agent.run("clean up")
+        seen = json.dumps(server.requests[-1]["messages"][-1])
+    assert (project / "x").is_dir()
+    assert "Bash(rm -rf:*)" in seen and "was not run" in seen
