@@ -187,3 +187,22 @@ def test_managed_domains_only(
     )
     sandbox = load_settings(project, user_home=home, trusted=True).sandbox
     assert sandbox.allowed_domains == ("corp.example",)
+
+
+def test_unix_sockets_are_read_and_only_a_trusted_file_allows_them(
+    dirs: tuple[Path, Path],
+) -> None:
+    project, home = dirs
+    network = {"allowUnixSockets": ["~/agent.sock", "run/db.sock"], "allowAllUnixSockets": True}
+    write(home / "settings.json", {"sandbox": {"network": network}})
+    trusted = load_settings(project, user_home=home, trusted=True)
+    assert trusted.problems == ()
+    assert trusted.sandbox.allow_unix_sockets == (
+        Path("~/agent.sock").expanduser(),
+        home / "run" / "db.sock",
+    )
+    assert trusted.sandbox.allow_all_unix_sockets
+    (home / "settings.json").unlink()
+    write(project / ".queryloop" / "settings.json", {"sandbox": {"network": network}})
+    untrusted = load_settings(project, user_home=home, trusted=False).sandbox
+    assert untrusted.allow_unix_sockets == () and not untrusted.allow_all_unix_sockets
