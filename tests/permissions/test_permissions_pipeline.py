@@ -147,7 +147,10 @@ async def test_an_ask_rule_asks_although_the_hook_allows(project: Path) -> None:
     ctx = context(project, PermissionMode.DEFAULT, [], ["Bash(touch:*)"], [])
     checker = PermissionChecker(ctx, can_use_tool=answering(False, asked))
     decision = await checker.check(
-        BashTool(), {"command": "touch x"}, ToolContext(cwd=project), hook=PreToolUseOutcome("allow")
+        BashTool(),
+        {"command": "touch x"},
+        ToolContext(cwd=project),
+        hook=PreToolUseOutcome("allow"),
     )
     assert decision.behavior == "deny" and len(asked) == 1
     assert "Bash(touch:*)" in asked[0].reason
