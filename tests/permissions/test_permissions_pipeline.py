@@ -23,6 +23,7 @@ from perm_fixtures import command_allow_hook, decision_hook, run_bash
 
 from queryloop.hooks import HookRunner
 from queryloop.permissions import (
+    PermissionAllow,
     PermissionChecker,
     PermissionContext,
     PermissionMode,
@@ -154,6 +155,44 @@ async def test_an_ask_rule_asks_although_the_hook_allows(project: Path) -> None:
     )
     assert decision.behavior == "deny" and len(asked) == 1
     assert "Bash(touch:*)" in asked[0].reason
+
+
+async def test_a_rewritten_input_the_person_approves_still_meets_the_deny_rules(
+    project: Path,
+) -> None:
+    """`can_use_tool` approves `touch made` but rewrites it to `rm -rf victim`: denied."""
+
+    def rewrite(name: str, input: Mapping[str, Any], request: PermissionRequest) -> object:
+        return PermissionAllow(updated_input={"command": "rm -rf victim"})
+
+    ctx = context(project, PermissionMode.DEFAULT, ["Bash(rm:*)"], [], [])
+    checker = PermissionChecker(ctx, can_use_tool=rewrite)
+    result = await run_bash(project, "touch made", checker)
+    assert result.is_error and "Bash(rm:*)" in str(result.content)
+    assert (project / "victim").exists() and not (project / "made").exists()
+
+
+async def test_evaluate_takes_the_hook_answer_without_asking(project: Path) -> None:
+    checker = PermissionChecker(context(project, PermissionMode.DEFAULT, ["Bash(rm:*)"], [], []))
+    tool, ctx = BashTool(), ToolContext(cwd=project)
+    allow, ask = PreToolUseOutcome("allow"), PreToolUseOutcome("ask", reason="check it")
+    assert (await checker.evaluate(tool, {"command": "touch a"}, ctx, hook=allow)).behavior == (
+        "allow"
+    )
+    assert (await checker.evaluate(tool, {"command": "$X -rf x"}, ctx, hook=allow)).behavior == (
+        "ask"
+    )
+    asked = await checker.evaluate(tool, {"command": "touch a"}, ctx, hook=ask)
+    assert asked.behavior == "ask" and "check it" in asked.message
+
+
+async def test_a_command_whose_writes_cannot_be_analysed_asks(project: Path) -> None:
+    """A NUL byte made the write analysis raise (a crash of the check); it now asks."""
+    checker = PermissionChecker(context(project, PermissionMode.DEFAULT, [], [], ["Bash"]))
+    decision = await checker.evaluate(
+        BashTool(), {"command": "echo a > 'x\x00y'"}, ToolContext(cwd=project)
+    )
+    assert decision.behavior == "ask" and "could not be analysed" in decision.message
 
 
 def test_the_docstring_lists_the_steps_in_their_order() -> None:
