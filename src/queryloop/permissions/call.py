@@ -168,8 +168,15 @@ def blocked(
     )
 
 
-def deny_by_rule(name: str, target: Target, rule: PermissionRule) -> PermissionDecision:
-    """The denial by `rule`, naming the rule and where it comes from."""
+def denied_by_rule(
+    context: PermissionContext, name: str, target: Target
+) -> PermissionDecision | None:
+    """The denial by the first deny rule that matches the call, or None."""
+    rule = context.rules.find("deny", name, target.subject, target.mc)
+    return None if rule is None else _deny_by_rule(name, target, rule)
+
+
+def _deny_by_rule(name: str, target: Target, rule: PermissionRule) -> PermissionDecision:
     return PermissionDecision(
         "deny",
         f"Permission to use {target.describe(name)} was denied by the rule {rule} "

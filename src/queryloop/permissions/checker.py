@@ -35,7 +35,7 @@ from ..tools.base import (
 )
 from . import call as call_facts
 from . import guard, pipeline
-from .call import Target, build_call, deny_by_rule
+from .call import Target, build_call, denied_by_rule
 from .context import (
     BYPASS_DISABLED,
     DEFAULT_MANAGED_SETTINGS,
@@ -157,8 +157,7 @@ class PermissionChecker:
     ) -> PermissionDecision | None:
         """The deny decision if a deny rule matches, else None (the first step of the walk)."""
         target = Target.of(tool, input, ctx, self.context.home)
-        rule = self.context.rules.find("deny", tool.name, target.subject, target.mc)
-        return None if rule is None else deny_by_rule(tool.name, target, rule)
+        return denied_by_rule(self.context, tool.name, target)
 
     def denies_read(self, path: Path, ctx: ToolContext) -> bool:
         """Whether a `Read` deny rule covers `path` (a command's `@path` is then not inlined)."""
@@ -244,10 +243,11 @@ class PermissionChecker:
             return decision
         tool, ctx = call.tool, call.ctx
         target = Target.of(tool, decision.updated_input, ctx, self.context.home)
-        rule = self.context.rules.find("deny", tool.name, target.subject, target.mc)
-        if rule is not None:
-            return deny_by_rule(tool.name, target, rule)
-        return call_facts.blocked(tool, target, ctx, self.context) or decision
+        return (
+            denied_by_rule(self.context, tool.name, target)
+            or call_facts.blocked(tool, target, ctx, self.context)
+            or decision
+        )
 
     async def _answer(self, request: PermissionRequest) -> object:
         if self.context.deny_instead_of_prompting:

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 from ..tools.base import DenialSource, PermissionDecision, ToolContext
 from . import bash, paths, write_guard
-from .call import Call, Unanalysable, blocked, deny_by_rule, protected_reason
+from .call import Call, Unanalysable, blocked, denied_by_rule, protected_reason
 from .modes import EDIT_TOOLS, PermissionMode
 from .rules import RuleSet
 
@@ -87,8 +87,7 @@ def walk(call: Call) -> Verdict:
 
 def deny_rule(call: Call) -> PermissionDecision | None:
     """A deny rule matches → deny."""
-    rule = call.context.rules.find("deny", call.name, call.subject, call.target.mc)
-    return None if rule is None else deny_by_rule(call.name, call.target, rule)
+    return denied_by_rule(call.context, call.name, call.target)
 
 
 def blocked_outside(call: Call) -> PermissionDecision | None:
