@@ -1,12 +1,22 @@
-"""Stand-in tools with Claude Code's names, so checker tests do not depend on the built-ins."""
+"""Stand-in tools with Claude Code's names, so checker tests do not depend on the built-ins;
+PreToolUse hooks that answer a decision, and a Bash call run through the real executor."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from queryloop.tools.base import BaseTool
+from queryloop.hooks import CommandHook, HookMatcher, HookRunner, HooksConfig
+from queryloop.messages.blocks import ToolResultBlock, ToolUseBlock
+from queryloop.messages.types import UserMessage
+from queryloop.permissions import PermissionChecker
+from queryloop.tools.base import BaseTool, ToolContext
+from queryloop.tools.builtin import BashTool
+from queryloop.tools.execution import run_tool_call
+
+SCRIPTS = Path(__file__).parent.parent / "hooks" / "scripts"
 
 
 class BashInput(BaseModel):
@@ -68,3 +78,40 @@ class FakeReadOnlyBash(FakeBash):
     """Bash whose command was judged read-only (as the built-in does for `cat`, `ls`, …)."""
 
     read_only = True
+
+
+def decision_hook(decision: str) -> HookRunner:
+    """A Python PreToolUse hook answering `decision` (Claude Code's hookSpecificOutput)."""
+
+    def hook(event: dict[str, object]) -> dict[str, object]:
+        output = {"permissionDecision": decision, "permissionDecisionReason": "hook says so"}
+        return {"hookSpecificOutput": output}
+
+    return HookRunner(HooksConfig.of(PreToolUse=[hook]), cwd=Path.cwd(), session_id="s")
+
+
+def command_allow_hook(cwd: Path) -> HookRunner:
+    """A real command hook (tests/hooks/scripts/allow.sh) that answers `allow` to every call."""
+    matcher = HookMatcher("*", [CommandHook(str(SCRIPTS / "allow.sh"))])
+    return HookRunner(HooksConfig.of(PreToolUse=[matcher]), cwd=cwd, session_id="s")
+
+
+async def run_bash(
+    cwd: Path, command: str, checker: PermissionChecker, hooks: HookRunner | None = None
+) -> ToolResultBlock:
+    """Run `command` with the built-in Bash tool through the real executor: hooks, then the
+    checker, then (if allowed) the command itself; the one tool_result."""
+    block = ToolUseBlock(id="toolu_1", name="Bash", input={"command": command})
+    ctx = ToolContext(cwd=cwd)
+    messages = [
+        m async for m in run_tool_call(block, [BashTool()], ctx, permission=checker, hooks=hooks)
+    ]
+    results = [
+        b
+        for m in messages
+        if isinstance(m, UserMessage) and not isinstance(m.content, str)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    assert len(results) == 1
+    return results[0]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from queryloop.permissions import PermissionChecker, PermissionContext, PermissionMode, RuleSet
-from queryloop.tools.base import ToolContext
+from queryloop.tools.base import PreToolUseOutcome, ToolContext
 from queryloop.tools.builtin import BashTool
 
 DENY = ["Bash(rm -rf:*)", "Bash(curl:*)", "Bash(git push:*)", "Read(./.env)"]
@@ -391,4 +391,18 @@ async def test_every_issue_example_is_denied_headless(command: str, project: Pat
     """With no one to ask (print mode), each example of issue 11 ends as a denial."""
     ch = checker(PermissionMode.BYPASS, [], project.parent / "home")
     decision = await ch.check(BashTool(), {"command": command}, ToolContext(cwd=project))
+    assert decision.behavior == "deny", command
+
+
+@pytest.mark.parametrize(("mode", "allow"), MODES)
+@pytest.mark.parametrize("command", ATTEMPTS)
+async def test_attempt_is_refused_headless_when_a_hook_allows_it(
+    mode: PermissionMode, allow: list[str], command: str, project: Path
+) -> None:
+    """A PreToolUse hook's `allow` is an allow rule's answer (issue 31): it never approves
+    what a deny rule refuses or what fails closed; headless, each attempt ends as a denial."""
+    ch = checker(mode, allow, project.parent / "home")
+    decision = await ch.check(
+        BashTool(), {"command": command}, ToolContext(cwd=project), hook=PreToolUseOutcome("allow")
+    )
     assert decision.behavior == "deny", command

@@ -5,34 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from perm_fixtures import SCRIPTS, decision_hook, run_bash
+
 from queryloop.hooks import CommandHook, HookMatcher, HookRunner, HooksConfig
-from queryloop.messages.blocks import ToolResultBlock, ToolUseBlock
-from queryloop.messages.types import UserMessage
 from queryloop.permissions import PermissionChecker, PermissionContext, PermissionMode, RuleSet
-from queryloop.tools.base import ToolContext
-from queryloop.tools.builtin import BashTool
-from queryloop.tools.execution import run_tool_call
-
-SCRIPTS = Path(__file__).parent.parent / "hooks" / "scripts"
-
-
-async def run_bash(
-    tmp_path: Path, command: str, checker: PermissionChecker, hooks: HookRunner | None = None
-) -> ToolResultBlock:
-    block = ToolUseBlock(id="toolu_1", name="Bash", input={"command": command})
-    ctx = ToolContext(cwd=tmp_path)
-    messages = [
-        m async for m in run_tool_call(block, [BashTool()], ctx, permission=checker, hooks=hooks)
-    ]
-    results = [
-        b
-        for m in messages
-        if isinstance(m, UserMessage) and not isinstance(m.content, str)
-        for b in m.content
-        if isinstance(b, ToolResultBlock)
-    ]
-    assert len(results) == 1
-    return results[0]
 
 
 async def test_headless_ask_is_an_error_result_and_nothing_runs(tmp_path: Path) -> None:
@@ -78,16 +54,6 @@ async def test_pre_tool_use_hook_blocks_with_its_stderr(tmp_path: Path) -> None:
     result = await run_bash(tmp_path, "touch made", checker, hooks)
     assert result.is_error and "tests must pass first" in str(result.content)
     assert not (tmp_path / "made").exists()
-
-
-def decision_hook(decision: str) -> HookRunner:
-    """A Python PreToolUse hook answering `decision` (Claude Code's hookSpecificOutput)."""
-
-    def hook(event: dict[str, object]) -> dict[str, object]:
-        output = {"permissionDecision": decision, "permissionDecisionReason": "hook says so"}
-        return {"hookSpecificOutput": output}
-
-    return HookRunner(HooksConfig.of(PreToolUse=[hook]), cwd=Path.cwd(), session_id="s")
 
 
 async def test_a_hook_that_asks_makes_an_allowed_call_ask(tmp_path: Path) -> None:

@@ -317,8 +317,9 @@ class PermissionChecker(Protocol):
     """Decides whether a validated tool call may run (modes, rules, callbacks, prompts).
 
     Returns allow (optionally with an updated input) or deny with a message the model reads.
-    `hook` is what PreToolUse hooks said: `allow` skips the question (never a deny rule),
-    `ask` asks even where rules or the mode would allow (Claude Code's permissionDecision).
+    `hook` is what PreToolUse hooks said: `allow` skips the question as an allow rule would
+    (never a deny rule, ask rule or what fails closed), `ask` asks even where rules or the
+    mode would allow (Claude Code's permissionDecision).
     """
 
     async def check(
