@@ -190,14 +190,14 @@ class _Planner:
         owner = self._owner(path)
         if owner is None or self._at[owner] is not MountKind.WRITABLE:
             return  # read-only, hidden or private already: nothing to mount, nothing to make
-        if path.exists():
-            self.add(_mount(MountKind.READ_ONLY, path))
+        target = _first_missing(path)
+        if target.exists():  # the path, or a file where a folder above it should be
+            self.add(_mount(MountKind.READ_ONLY, target))
         else:
-            target = _first_missing(path)
             stand_in = entry.stand_in if target == path else StandIn.FOLDER
             self.add(_mount(MountKind.PLACEHOLDER, target, self._source(stand_in)))
             self.placeholders.append(target)
-            path = target
+        path = target
         for pin in _pins(path, owner):
             self.add(_mount(MountKind.WRITABLE, pin))
 
@@ -234,8 +234,9 @@ def _pins(path: Path, owner: Path) -> list[Path]:
 
 
 def _first_missing(path: Path) -> Path:
-    """The shallowest component of `path` that does not exist (`path` itself at most)."""
+    """The shallowest component of `path` that does not exist, or that is a file where a
+    folder should be (held read-only, it cannot be swapped for a folder); `path` at most."""
     for candidate in reversed(path.parents):
-        if not candidate.exists():
+        if not candidate.is_dir():
             return candidate
     return path
