@@ -7,16 +7,18 @@ into the one to spawn (`Sandbox.launch`). See docs/sandbox.md.
 
 from .bwrap import bwrap_argv, plan_mounts
 from .domains import DomainFilter, DomainPattern
-from .policy import SandboxPolicy, SandboxUnavailableError
+from .policy import ReadOnlyPath, SandboxPolicy, SandboxUnavailableError, StandIn
 from .service import Launch, Sandbox, launch_command
 
 __all__ = [
     "DomainFilter",
     "DomainPattern",
     "Launch",
+    "ReadOnlyPath",
     "Sandbox",
     "SandboxPolicy",
     "SandboxUnavailableError",
+    "StandIn",
     "bwrap_argv",
     "launch_command",
     "plan_mounts",
