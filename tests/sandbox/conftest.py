@@ -1,12 +1,15 @@
 """Fixtures for the sandbox tests: the real bwrap (skipped, saying why, only where it cannot
-run at all), a local HTTP server on a free port, and a sandboxed shell."""
+run at all), a local HTTP server on a free port, a sandboxed shell, and `queryloop -p` run
+against a scripted model."""
 
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from functools import cache
@@ -75,3 +78,32 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env.update(extra)
     return env
+
+
+def run_cli(
+    base_url: str, tmp_path: Path, project: Path, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`queryloop <args>` in `project` against the scripted model at `base_url`, with the
+    queryloop home `tmp_path/home` (`env` adds or overrides variables)."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    environ.pop("QUERYLOOP_MODEL", None)
+    environ.update(
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY="test-key",
+        QUERYLOOP_HOME=str(tmp_path / "home"),
+        **env,
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "queryloop.cli.main", *args],
+        cwd=project, env=environ, capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+
+
+def tool_results(body: dict[str, object]) -> list[str]:
+    """The tool results (as JSON text) of one request the scripted model received."""
+    out: list[str] = []
+    for message in body["messages"]:  # type: ignore[attr-defined]
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result":
+                out.append(json.dumps(block.get("content")))
+    return out

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli, tool_results
 from queryloop.sandbox import Sandbox, SandboxPolicy
 from queryloop.tasks import TaskManager
 from queryloop.testing import MessagesServer, text, tool_use, turn
@@ -57,32 +58,6 @@ async def test_a_required_sandbox_that_cannot_start_is_an_error_the_model_reads(
     assert "apt-get install bubblewrap" in got.text and not (project / "ran.txt").exists()
 
 
-def _cli(
-    base_url: str, tmp_path: Path, project: Path, *args: str, **env: str
-) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    environ.pop("QUERYLOOP_MODEL", None)
-    environ.update(
-        ANTHROPIC_BASE_URL=base_url,
-        ANTHROPIC_API_KEY="test-key",
-        QUERYLOOP_HOME=str(tmp_path / "home"),
-        **env,
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "queryloop.cli.main", *args],
-        cwd=project, env=environ, capture_output=True, text=True, timeout=90,
-    )  # fmt: skip
-
-
-def _tool_results(body: dict[str, object]) -> list[str]:
-    out: list[str] = []
-    for message in body["messages"]:  # type: ignore[attr-defined]
-        for block in message["content"] if isinstance(message["content"], list) else []:
-            if block.get("type") == "tool_result":
-                out.append(json.dumps(block.get("content")))
-    return out
-
-
 @pytest.mark.usefixtures("bwrap")
 def test_print_mode_with_the_sandbox_enabled_in_settings(project: Path, tmp_path: Path) -> None:
     (tmp_path / "home").mkdir()
@@ -93,12 +68,12 @@ def test_print_mode_with_the_sandbox_enabled_in_settings(project: Path, tmp_path
     command = f"echo in > in.txt; echo out > {tmp_path}/sibling/out.txt; echo finished"
     script = [turn(tool_use("Bash", {"command": command})), turn(text("Done."))]
     with MessagesServer(script) as server:
-        done = _cli(server.base_url, tmp_path, project, "-p", "go", "--allowed-tools", "Bash")
+        done = run_cli(server.base_url, tmp_path, project, "-p", "go", "--allowed-tools", "Bash")
         assert all(v == [] for v in server.violations)
     assert done.returncode == 0, done.stderr
     assert (project / "in.txt").read_text() == "in\n"
     assert not (tmp_path / "sibling" / "out.txt").exists()
-    result = _tool_results(server.requests[1])[-1]
+    result = tool_results(server.requests[1])[-1]
     assert "finished" in result and "No such file or directory" in result
 
 
@@ -115,7 +90,7 @@ def test_print_mode_warns_once_when_the_sandbox_cannot_start(project: Path, tmp_
         turn(text("Done.")),
     ]
     with MessagesServer(script) as server:
-        done = _cli(
+        done = run_cli(
             server.base_url, tmp_path, project, "-p", "go", "--allowed-tools", "Bash",
             PATH=str(bin_dir),
         )  # fmt: skip
@@ -154,7 +129,7 @@ def test_auto_allow_runs_sandboxed_commands_unasked_but_not_excluded_or_denied_o
         turn(text("Done.")),
     ]
     with MessagesServer(script) as server:
-        done = _cli(server.base_url, tmp_path, project, "-p", "go", "--output-format", "json")
+        done = run_cli(server.base_url, tmp_path, project, "-p", "go", "--output-format", "json")
     assert done.returncode == 0, done.stderr
     assert (project / "made.txt").read_text() == "sandboxed\n"
     assert not (project / "excluded.txt").exists()
@@ -191,9 +166,9 @@ def test_the_sessions_protected_paths_are_read_only_and_git_still_commits(
         turn(text("Done.")),
     ]
     with MessagesServer(script) as server:
-        done = _cli(server.base_url, tmp_path, project, "-p", "go", "--allowed-tools", "Bash")
+        done = run_cli(server.base_url, tmp_path, project, "-p", "go", "--allowed-tools", "Bash")
     assert done.returncode == 0, done.stderr
-    results = [_tool_results(server.requests[i])[-1] for i in range(1, len(script))]
+    results = [tool_results(server.requests[i])[-1] for i in range(1, len(script))]
     assert "committed" in results[0]
     assert all("Read-only file system" in r or "Is a directory" in r for r in results[1:]), results
     assert not any("wrote" in r for r in results[1:])

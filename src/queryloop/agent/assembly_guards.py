@@ -17,13 +17,15 @@ from ..permissions import PermissionChecker, PermissionContext, PermissionMode, 
 from ..permissions.checker import BYPASS_DISABLED
 from ..permissions.exec_rules import exec_rules
 from ..permissions.protected import ProtectedEntry, ProtectedPaths, protected_paths
-from ..sandbox import ExecGuard, Sandbox, SandboxPolicy
+from ..sandbox import ExecGuard, ReadOnlyPath, Sandbox, SandboxPolicy
+from ..sandbox.git_dir import git_dir_read_only, is_git_dir
 from ..session import RequestKind, Session
 from ..telemetry import Telemetry
 from .assembly_model import ModelChoice
 from .hook_points import PROMPT_HOOK_PURPOSE, SettingsWatch, prompt_model, with_permission_hooks
 from .options import AgentOptions
 from .runtime import Notices
+from .sandbox_rules import denied_paths
 
 
 def session_mode(options: AgentOptions, workspace: Workspace) -> PermissionMode:
@@ -118,8 +120,10 @@ def build_sandbox(
 ) -> Sandbox | None:
     """The Bash sandbox of the `sandbox` settings (None when it is off). Writable besides
     the working folder: `allowWrite` and `additionalDirectories`; read-only inside them:
-    `denyWrite` and the protected paths, so a sandboxed command cannot rewrite the rules
-    the agent runs under. That it cannot start is said once, as a notice."""
+    `denyWrite`, the paths of `Edit(...)` deny rules and the protected paths, so a sandboxed
+    command cannot rewrite the rules the agent runs under; unreadable: `denyRead` and the
+    paths of `Read(...)` deny rules (`sandbox_rules`), the rules the permission checker
+    reads. That it cannot start is said once, as a notice."""
     config = workspace.settings.sandbox
     if not config.enabled:
         return None
@@ -130,10 +134,12 @@ def build_sandbox(
         managed_settings=managed_settings_path(),
         extra=extra_protected(workspace),
     )
+    rules, cwd = workspace.settings.rules, Path(options.cwd)
+    edit_denied = denied_paths(rules, "Edit", cwd=cwd, home=Path.home())
     policy = SandboxPolicy(
         allow_write=(*config.allow_write, *workspace.settings.additional_directories),
-        read_only=(*config.deny_write, *sandbox_read_only(protected)),
-        deny_read=config.deny_read,
+        read_only=(*config.deny_write, *edit_denied, *sandbox_read_only(protected)),
+        deny_read=(*config.deny_read, *denied_paths(rules, "Read", cwd=cwd, home=Path.home())),
         allowed_domains=config.allowed_domains,
         denied_domains=config.denied_domains,
         allow_unix_sockets=tuple(str(p) for p in config.allow_unix_sockets),
@@ -152,16 +158,17 @@ def build_exec_guard(permission: PermissionContext, notices: Notices) -> ExecGua
     return ExecGuard(lambda command, _cwd: exec_rules(permission.rules, command), warn=notices.add)
 
 
-def sandbox_read_only(protected: ProtectedPaths) -> list[Path]:
-    """The protected paths as the sandbox mounts them read-only. A git folder is narrowed to
-    its hooks and config: what runs code later is there, while commands in the sandbox still
-    commit, fetch and check out (objects, refs, the index)."""
-    paths: list[Path] = []
+def sandbox_read_only(protected: ProtectedPaths) -> list[ReadOnlyPath]:
+    """The protected paths as the sandbox mounts them read-only. A git folder is narrowed
+    (`sandbox.git_dir`): what runs code or leads git elsewhere (config, hooks, commondir,
+    info, ...) is read-only, present or not, while commands in the sandbox still commit,
+    fetch, stash, merge and check out (objects, refs, logs, the index, the lock files)."""
+    paths: list[ReadOnlyPath] = []
     for entry in protected.entries:
-        if entry.is_dir and (entry.path.name == ".git" or (entry.path / "HEAD").is_file()):
-            paths += [entry.path / "hooks", entry.path / "config"]
+        if entry.is_dir and is_git_dir(entry.path):
+            paths += git_dir_read_only(entry.path)
         else:
-            paths.append(entry.path)
+            paths.append(ReadOnlyPath(entry.path))
     return paths
 
 

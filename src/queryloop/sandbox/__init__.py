@@ -10,7 +10,7 @@ from .bwrap import bwrap_argv, plan_mounts
 from .domains import DomainFilter, DomainPattern
 from .exec_policy import ExecCall, ExecPolicy
 from .guard import ExecGuard
-from .policy import SandboxPolicy, SandboxUnavailableError
+from .policy import ReadOnlyPath, SandboxPolicy, SandboxUnavailableError, StandIn
 from .service import Launch, Sandbox, launch_command
 
 __all__ = [
@@ -20,9 +20,11 @@ __all__ = [
     "ExecGuard",
     "ExecPolicy",
     "Launch",
+    "ReadOnlyPath",
     "Sandbox",
     "SandboxPolicy",
     "SandboxUnavailableError",
+    "StandIn",
     "bwrap_argv",
     "launch_command",
     "plan_mounts",

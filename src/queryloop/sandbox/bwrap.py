@@ -6,10 +6,18 @@ is often under /tmp), the read-only paths (`denyWrite`, protected paths) bound r
 over them, and the `denyRead` paths hidden (an empty read-only folder over a folder,
 /dev/null over a file). Mounts apply in order of depth, shallow first, so the deeper path
 decides: `denyRead: ["~"]` with the project in `~/project` leaves the project usable, and a
-protected `.git/hooks` inside the writable project stays read-only. The folders between a
-read-only path and its writable folder are bound onto themselves (`_pins`): a mount point
-cannot be renamed, so the path's folder cannot be moved away and recreated. A read-only path whose
-nearest mounted folder is a hidden one stays hidden (mounting it would show it again).
+protected `.git/hooks` inside the writable project stays read-only.
+
+bwrap makes every mount point it lacks, so a mount point must never lie inside a read-only
+mount (issue 31: `Can't mkdir .claude/CLAUDE.md: Read-only file system` in every project
+with a `.claude` folder). A read-only path is therefore mounted only where the deepest mount
+above it is writable: inside a read-only one it is read-only already, inside a hidden one
+mounting it would show it again. A missing read-only path gets a stand-in at its first
+missing part (`policy.StandIn`), and the empty folders (placeholders, hidden folders) are
+made read-only only after every mount, as bwrap makes deeper mount points inside them. The
+folders between a read-only path and its writable folder are bound onto themselves
+(`_pins`): a mount point cannot be renamed, so the path's folder cannot be moved away and
+recreated.
 
 The network namespace is always new (`--unshare-net`): with no allowed domains there is no
 network at all; with some, the command reaches only the proxy (`sandbox.proxy`) through the
@@ -27,7 +35,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
-from .policy import SandboxPolicy
+from .policy import ReadOnlyPath, SandboxPolicy, StandIn
 
 NAMESPACE_FLAGS = (
     "--unshare-net",
@@ -52,9 +60,13 @@ class MountKind(IntEnum):
     WRITABLE = 1
     READ_ONLY = 2
     PLACEHOLDER = 3
-    """An empty read-only folder where a read-only path does not exist yet, so the command
-    cannot create it (bwrap makes the mount point; `Sandbox` removes it afterwards)."""
+    """A stand-in where a read-only path does not exist yet, so the command cannot create
+    it (bwrap makes the mount point; `Sandbox` removes it afterwards)."""
     DENY_READ = 4
+
+
+STAND_IN_FILES = {StandIn.FILE: ("empty", ""), StandIn.SAME_GIT_DIR: ("commondir", ".\n")}
+"""The file each file stand-in binds, by name in the stand-in folder, and its content."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -65,6 +77,14 @@ class Mount:
     kind: MountKind
     path: str
     is_dir: bool = True
+    source: str | None = None
+    """The file bound read-only over `path` (a file stand-in); None: `path` itself."""
+
+    @property
+    def is_tmpfs(self) -> bool:
+        """An empty folder made read-only once every mount is made (`bwrap_argv`): bwrap
+        makes the mount points of deeper mounts inside it, which a read-only one refuses."""
+        return self.kind in (MountKind.PLACEHOLDER, MountKind.DENY_READ) and self.source is None
 
     def args(self) -> list[str]:
         """The bwrap arguments of this mount."""
@@ -74,10 +94,12 @@ class Mount:
                 return ["--tmpfs", p]
             case MountKind.WRITABLE:
                 return ["--bind", p, p]
+            case _ if self.source is not None:
+                return ["--ro-bind", self.source, p]
             case MountKind.READ_ONLY:
                 return ["--ro-bind", p, p]
             case _ if self.is_dir:  # PLACEHOLDER, or DENY_READ of a folder
-                return ["--perms", "0555", "--tmpfs", p, "--remount-ro", p]
+                return ["--perms", "0555", "--tmpfs", p]
             case _:
                 return ["--ro-bind", "/dev/null", p]
 
@@ -95,30 +117,35 @@ def plan_mounts(
     working_dirs: Sequence[Path],
     files: Sequence[Path] = (),
     binds: Sequence[Path] = (),
+    *,
+    stand_ins: Path | None = None,
 ) -> MountPlan:
     """The mounts for `policy` with `working_dirs` writable, `files` (existing files, such
-    as the shell's cwd record) writable and `binds` (the proxy's folder) read-only."""
-    writable = _existing([*working_dirs, *policy.allow_write, *files])
-    denied = [_real(p) for p in policy.deny_read]
-    mounts = [Mount(1, MountKind.PRIVATE, "/tmp")]
-    mounts += [_mount(MountKind.WRITABLE, p) for p in writable]
-    mounts += [_mount(MountKind.READ_ONLY, p) for p in _existing(binds)]
-    placeholders: list[Path] = []
-    for path in map(_real, policy.read_only):
-        if _hidden(path, denied, writable):
-            continue
-        exists = path.exists()
-        if exists and not _inside_any(path, writable):
-            continue  # already read-only under `--ro-bind / /`: one mount fewer
-        target = path if exists else _first_missing(path)
-        if not exists and not _inside_any(target.parent, writable):
-            continue  # it cannot be created anyway
-        if not exists and target not in placeholders:
-            placeholders.append(target)
-        mounts.append(_mount(MountKind.READ_ONLY if exists else MountKind.PLACEHOLDER, target))
-        mounts += [_mount(MountKind.WRITABLE, p) for p in _pins(target, writable)]
-    mounts += [_mount(MountKind.DENY_READ, p) for p in denied if p.exists() and p != Path("/")]
-    return MountPlan(tuple(sorted(set(mounts))), tuple(placeholders))
+    as the shell's cwd record) writable and `binds` (the proxy's folder) read-only.
+    `stand_ins` is the folder of the file stand-ins (`write_stand_ins`); without it every
+    stand-in is an empty folder (a missing `commondir` then stops git: it fails closed).
+
+    Every mount point bwrap must create lies in a writable region: a read-only path is
+    mounted only where the deepest mount above it is writable (below a read-only mount it
+    is read-only already, below a hidden one mounting it would show it again)."""
+    planner = _Planner(stand_ins)
+    planner.add(Mount(1, MountKind.PRIVATE, "/tmp"))
+    for path in _existing([*working_dirs, *policy.allow_write, *files]):
+        planner.add(_mount(MountKind.WRITABLE, path))
+    for path in _existing(binds):
+        planner.add(_mount(MountKind.READ_ONLY, path))
+    for path in _existing(policy.deny_read):
+        if path != Path("/"):
+            planner.add(_mount(MountKind.DENY_READ, path))
+    for entry in sorted(policy.guarded, key=lambda e: (len(_real(e.path).parts), str(e.path))):
+        planner.guard(entry)
+    return MountPlan(tuple(sorted(set(planner.mounts))), tuple(planner.placeholders))
+
+
+def write_stand_ins(folder: Path) -> None:
+    """Write the files `STAND_IN_FILES` names into `folder` (private to the session)."""
+    for name, content in STAND_IN_FILES.values():
+        (folder / name).write_text(content, encoding="utf-8")
 
 
 def bwrap_argv(bwrap: str, plan: MountPlan, inner: Sequence[str], *, cwd: Path) -> list[str]:
@@ -126,6 +153,9 @@ def bwrap_argv(bwrap: str, plan: MountPlan, inner: Sequence[str], *, cwd: Path) 
     argv = [bwrap, *NAMESPACE_FLAGS, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for mount in plan.mounts:
         argv += mount.args()
+    for mount in plan.mounts:
+        if mount.is_tmpfs:
+            argv += ["--remount-ro", mount.path]
     return [*argv, "--chdir", str(cwd), "--", *inner]
 
 
@@ -134,9 +164,54 @@ def probe_argv(bwrap: str) -> list[str]:
     return [bwrap, *NAMESPACE_FLAGS, "--ro-bind", "/", "/", "--proc", "/proc", "true"]
 
 
-def _mount(kind: MountKind, path: Path) -> Mount:
-    is_dir = kind is MountKind.PLACEHOLDER or path.is_dir()
-    return Mount(len(path.parts), kind, str(path), is_dir)
+def _mount(kind: MountKind, path: Path, source: str | None = None) -> Mount:
+    is_dir = source is None and (kind is MountKind.PLACEHOLDER or path.is_dir())
+    return Mount(len(path.parts), kind, str(path), is_dir, source)
+
+
+class _Planner:
+    """The mounts planned so far, and where a read-only path goes among them."""
+
+    def __init__(self, stand_ins: Path | None) -> None:
+        self.mounts: list[Mount] = []
+        self.placeholders: list[Path] = []
+        self._stand_ins = stand_ins
+        self._at: dict[Path, MountKind] = {}
+        """The strongest kind mounted at each path."""
+
+    def add(self, mount: Mount) -> None:
+        self.mounts.append(mount)
+        path = Path(mount.path)
+        self._at[path] = max(mount.kind, self._at.get(path, mount.kind))
+
+    def guard(self, entry: ReadOnlyPath) -> None:
+        """Mount `entry` read-only (or its stand-in, when missing) if it is writable now."""
+        path = _real(entry.path)
+        owner = self._owner(path)
+        if owner is None or self._at[owner] is not MountKind.WRITABLE:
+            return  # read-only, hidden or private already: nothing to mount, nothing to make
+        target = _first_missing(path)
+        if target.exists():  # the path, or a file where a folder above it should be
+            self.add(_mount(MountKind.READ_ONLY, target))
+        else:
+            stand_in = entry.stand_in if target == path else StandIn.FOLDER
+            self.add(_mount(MountKind.PLACEHOLDER, target, self._source(stand_in)))
+            self.placeholders.append(target)
+        path = target
+        for pin in _pins(path, owner):
+            self.add(_mount(MountKind.WRITABLE, pin))
+
+    def _owner(self, path: Path) -> Path | None:
+        """The deepest mounted path at or above `path`; None: only the read-only root."""
+        for candidate in (path, *path.parents):
+            if candidate in self._at and candidate != Path("/"):
+                return candidate
+        return None
+
+    def _source(self, stand_in: StandIn) -> str | None:
+        if stand_in is StandIn.FOLDER or self._stand_ins is None:
+            return None
+        return str(self._stand_ins / STAND_IN_FILES[stand_in][0])
 
 
 def _real(path: Path) -> Path:
@@ -151,31 +226,17 @@ def _existing(paths: Iterable[Path]) -> list[Path]:
     return found
 
 
-def _inside_any(path: Path, folders: Iterable[Path]) -> bool:
-    return any(path == f or path.is_relative_to(f) for f in folders)
-
-
-def _pins(path: Path, writable: Sequence[Path]) -> list[Path]:
-    """The folders between `path` and the writable folder around it, each bound onto itself
-    so that it is a mount point: a mount point cannot be renamed or removed, so
+def _pins(path: Path, owner: Path) -> list[Path]:
+    """The folders between `path` and the writable folder `owner` above it, each bound onto
+    itself so that it is a mount point: a mount point cannot be renamed or removed, so
     `mv .git .git2 && mkdir .git && …` cannot swap a protected path's folder for a new one."""
-    roots = [w for w in writable if path.is_relative_to(w) and path != w]
-    if not roots:
-        return []
-    root = max(roots, key=lambda w: len(w.parts))
-    return [p for p in path.parents if p.is_relative_to(root) and p != root]
-
-
-def _hidden(path: Path, denied: Sequence[Path], writable: Sequence[Path]) -> bool:
-    """True when the deepest folder around `path` that is mounted is a hidden one."""
-    deny = max((len(f.parts) for f in denied if _inside_any(path, [f])), default=-1)
-    write = max((len(f.parts) for f in writable if _inside_any(path, [f])), default=-1)
-    return deny >= 0 and deny >= write
+    return [p for p in path.parents if p.is_relative_to(owner) and p != owner]
 
 
 def _first_missing(path: Path) -> Path:
-    """The shallowest component of `path` that does not exist (`path` itself at most)."""
+    """The shallowest component of `path` that does not exist, or that is a file where a
+    folder should be (held read-only, it cannot be swapped for a folder); `path` at most."""
     for candidate in reversed(path.parents):
-        if not candidate.exists():
+        if not candidate.is_dir():
             return candidate
     return path

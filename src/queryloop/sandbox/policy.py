@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 from ..errors import QueryloopError
@@ -21,6 +22,30 @@ class SandboxUnavailableError(QueryloopError):
     """The sandbox is enabled with `failIfUnavailable` and cannot start; says why and the fix."""
 
 
+class StandIn(Enum):
+    """What stands in place of a read-only path that does not exist yet, so that a command
+    cannot create it. Only the path's own stand-in is used when it is the first missing part;
+    a missing folder above it gets an empty folder."""
+
+    FOLDER = "folder"
+    """An empty read-only folder: git ignores it (`git add .` does not stage it), which an
+    empty file in a work tree would not be."""
+    FILE = "file"
+    """An empty read-only file: for names a program reads as a file, inside a git folder
+    (`config`, `objects/info/alternates`): git reads it as empty."""
+    SAME_GIT_DIR = "same-git-dir"
+    """A git folder's `commondir` reading `.`: git dies on a `commondir` it cannot read or
+    that is empty, and `.` names the git folder itself, as no file would."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOnlyPath:
+    """A path mounted read-only, and what stands in for it while it does not exist."""
+
+    path: Path
+    stand_in: StandIn = StandIn.FOLDER
+
+
 @dataclass(frozen=True, slots=True)
 class SandboxPolicy:
     """The boundary of every sandboxed Bash command (absolute paths, already resolved).
@@ -32,11 +57,13 @@ class SandboxPolicy:
     allow_write: tuple[Path, ...] = ()
     """`sandbox.filesystem.allowWrite` and `permissions.additionalDirectories`: writable
     beyond the working folders."""
-    read_only: tuple[Path, ...] = ()
-    """`sandbox.filesystem.denyWrite` and the protected paths (settings files, .git/hooks,
-    ...): read-only even inside a writable folder."""
+    read_only: tuple[Path | ReadOnlyPath, ...] = ()
+    """`sandbox.filesystem.denyWrite`, the paths of `Edit(...)` deny rules and the protected
+    paths (settings files, .git/hooks, ...): read-only even inside a writable folder (a bare
+    `Path` stands in as a folder while missing)."""
     deny_read: tuple[Path, ...] = ()
-    """`sandbox.filesystem.denyRead`: unreadable (an empty folder, or /dev/null, over them)."""
+    """`sandbox.filesystem.denyRead` and the paths of `Read(...)` deny rules: unreadable (an
+    empty folder, or /dev/null, over them)."""
     allowed_domains: tuple[str, ...] = ()
     """`sandbox.network.allowedDomains`; empty: no network at all."""
     denied_domains: tuple[str, ...] = ()
@@ -53,6 +80,11 @@ class SandboxPolicy:
     """`sandbox.failIfUnavailable`: stop the call instead of running it unsandboxed."""
     auto_allow: bool = True
     """`sandbox.autoAllowBashIfSandboxed`: a sandboxed command that would ask is allowed."""
+
+    @property
+    def guarded(self) -> tuple[ReadOnlyPath, ...]:
+        """`read_only` with every entry's stand-in said."""
+        return tuple(p if isinstance(p, ReadOnlyPath) else ReadOnlyPath(p) for p in self.read_only)
 
     @property
     def network(self) -> bool:

@@ -13,13 +13,14 @@ import contextlib
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .bridge import BridgeKind, bridge_argv, bridge_execs, find_socat, proxy_env
-from .bwrap import bwrap_argv, plan_mounts, probe_argv
+from .bwrap import bwrap_argv, plan_mounts, probe_argv, write_stand_ins
 from .domains import DomainFilter
 from .guard import ExecGuard
 from .policy import INSTALL_HINT, SandboxPolicy, SandboxUnavailableError
@@ -75,6 +76,7 @@ class Sandbox:
         )
         self._running = 0
         self._placeholders: set[Path] = set()
+        self._stand_ins: Path | None = None
 
     def covers(self, command: str) -> bool:
         """True when `command` will run sandboxed: not excluded, and the sandbox works here
@@ -120,7 +122,9 @@ class Sandbox:
             inner_env.update(proxy_env())
             binds.append(self._proxy.folder)
             sockets.append(str(self._proxy.socket_path))
-        plan = plan_mounts(self.policy, working_dirs, files, binds)
+        stand_ins = self._stand_in_folder()
+        binds.append(stand_ins)  # read-only even under a writable /tmp: git trusts them
+        plan = plan_mounts(self.policy, working_dirs, files, binds, stand_ins=stand_ins)
         self._running += 1
         self._placeholders.update(plan.placeholders)
         rule = None if self.policy.allow_all_unix_sockets else SocketRule(_real_all(sockets))
@@ -138,9 +142,20 @@ class Sandbox:
                 self._remove_placeholders()
 
     async def aclose(self) -> None:
-        """Close the proxy (the session ends)."""
+        """Close the proxy and remove the stand-in files (the session ends)."""
         if self._proxy is not None:
             await self._proxy.aclose()
+        if self._stand_ins is not None:
+            shutil.rmtree(self._stand_ins, ignore_errors=True)
+            self._stand_ins = None
+
+    def _stand_in_folder(self) -> Path:
+        """The session's folder of file stand-ins (`bwrap.STAND_IN_FILES`), made once."""
+        if self._stand_ins is None:
+            folder = Path(tempfile.mkdtemp(prefix="queryloop-sandbox-"))
+            write_stand_ins(folder)
+            self._stand_ins = folder
+        return self._stand_ins
 
     async def _available(self) -> str | None:
         """bwrap's path when it works here; None (said once) or an error when it does not."""
@@ -167,10 +182,14 @@ class Sandbox:
         return self._bwrap or shutil.which("bwrap")
 
     def _remove_placeholders(self) -> None:
-        """The empty folders bwrap made as mount points for missing read-only paths."""
+        """The empty folders and files bwrap made as mount points for missing read-only
+        paths (only while still empty: someone outside may have written one since)."""
         for path in sorted(self._placeholders, key=lambda p: len(p.parts), reverse=True):
             with contextlib.suppress(OSError):
-                path.rmdir()  # only when still empty
+                if path.is_dir() and not path.is_symlink():
+                    path.rmdir()
+                elif path.is_file() and not path.is_symlink() and path.stat().st_size == 0:
+                    path.unlink()
         self._placeholders.clear()
 
 
