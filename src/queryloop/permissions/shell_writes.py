@@ -29,16 +29,18 @@ from __future__ import annotations
 
 import glob as globlib
 import os
+import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import bracex
 
+from .shell_archives import python_module
 from .shell_parse import SimpleCommand, Word
 from .shell_unwrap import SHELLS, Invocation, ShellAnalysis, analyze
 from .shell_vars import resets, set_in
 from .shell_wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, skip_options
-from .shell_writers import HANDLERS, WRAPPER_OUTPUTS
+from .shell_writers import HANDLERS, READER_OUTPUTS, WRAPPER_OUTPUTS
 from .write_model import (
     PROC_CWD,
     READERS,
@@ -62,6 +64,7 @@ __all__ = [
 ]
 
 MAX_GLOB_MATCHES = 1000
+_PYTHON = re.compile(r"^(?:python|pypy)[0-9.]*$")
 MAX_BRACE_WORDS = 256
 
 _SEE_THROUGH = (
@@ -142,10 +145,14 @@ def _invocation(out: Writes, inv: Invocation) -> None:
     if inv.open_tail and name not in READERS:
         out.dynamic = True  # `xargs rm`, `-exec rm {} +`: the files come at run time
     if name in READERS:
+        if name in READER_OUTPUTS:
+            READER_OUTPUTS[name](out, name, words[1:])
         return
     handler = HANDLERS.get(name)
     if handler is not None:
         handler(out, name, words[1:])
+    elif _PYTHON.match(name) and python_module(out, name, words[1:]):
+        return
     else:
         out.opaque.append(name)
         for word in words[1:]:
