@@ -379,11 +379,11 @@ async def test_a_file_tool_writing_a_hard_link_of_a_protected_file_asks(
 ) -> None:
     home = project.parent / "home"
     file_path = _fill(path, project).replace("~/", f"{home}/")
-    for tool, given in (
+    for tool, call in (
         (WriteTool(), {"file_path": file_path, "content": "{}"}),
         (EditTool(), {"file_path": file_path, "old_string": "deny", "new_string": "allow"}),
     ):
-        assert await decide(project, mode, allow, tool, given) == "ask", (tool.name, path)
+        assert await decide(project, mode, allow, tool, call) == "ask", (tool.name, path)
 
 
 async def test_a_file_tool_writing_an_ordinary_hard_link_is_allowed(project: Path) -> None:

@@ -34,6 +34,7 @@ from .shell_writes import (
     shell_writes,
 )
 from .write_contents import listed_paths
+from .write_links import hard_link_entry
 from .write_model import TreeChange, tokens_of
 from .write_trees import changed_paths
 
@@ -74,9 +75,15 @@ class ProtectedWrite:
 
 
 def file_tool_write(protected: ProtectedPaths, path: Path) -> ProtectedWrite | None:
-    """The protected path a file tool's write reaches, or None."""
+    """The protected path a file tool's write reaches (by its name, a symbolic link, or a
+    hard link: another name of a protected file's inode), or None."""
     entry = protected.find(path)
-    return None if entry is None else ProtectedWrite(str(path), entry, "file tool")
+    if entry is None:
+        entry = hard_link_entry(protected, path)
+        return (
+            None if entry is None else ProtectedWrite(str(path), entry, "file tool (a hard link)")
+        )
+    return ProtectedWrite(str(path), entry, "file tool")
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +164,10 @@ def _protected_writes(
             entry = _target_entry(protected, target, path)
             if entry is not None:
                 yield ProtectedWrite(path, entry, target.program)
+            elif not target.names and not target.existing:
+                linked = hard_link_entry(protected, path)
+                if linked is not None:
+                    yield ProtectedWrite(path, linked, f"{target.program} (a hard link)")
     for source, dest in writes.copies:
         hit = _merged_copy(protected, source, dest, where)
         if hit is not None:
