@@ -20,9 +20,11 @@ known at run time (`xargs rm`, `-exec rm {} +`) or the analysis could not see pa
 line, every token of the line is named. A target word made of variables is completed from
 what the line assigns (`F=.mcp.json; echo x > $F`, `shell_vars`); one that is not
 (`> "$(cat list)"`, `read f; cp x "$f"`) is *late*, and `write_guard` fails closed on it.
-What a program writes because of what it reads beyond that (a script file, `git checkout
-BRANCH`) is beyond any parse: the sandbox mounts protected paths read-only for that
-(docs/settings.md).
+Archivers and compressors are in `shell_archives`; git commands that rewrite the work tree
+from a commit, the index or a stash (`git checkout REV -- .`, `git stash pop`) are
+`TreeChange`s (`shell_git_trees`), which `write_trees` lists with git at check time. What a
+program writes because of what it reads beyond that (a script file, `git pull`) is beyond
+any parse: the sandbox mounts protected paths read-only for that (docs/settings.md).
 """
 
 from __future__ import annotations
