@@ -16,19 +16,22 @@ import re
 from collections.abc import Callable, Sequence
 
 from .protected import ATJOBS, CRONTABS
+from .shell_archives import (
+    DECOMPRESSORS,
+    ar,
+    compressor,
+    content,
+    cpio,
+    sevenzip,
+    tar,
+    unzip,
+    zstdcat,
+)
 from .shell_parse import Word
 from .shell_vars import Ref
 from .shell_wrappers import WRAPPERS, skip_options
 from .shell_writes_git import git
-from .write_model import (
-    READERS,
-    ContentKind,
-    Contents,
-    Writes,
-    basename_of,
-    joined,
-    split_options,
-)
+from .write_model import READERS, Writes, basename_of, joined, split_options, unabbreviated
 
 Handler = Callable[[Writes, str, Sequence[Word]], None]
 
@@ -224,78 +227,6 @@ def _find_changes(expression: list[str]) -> bool:
     return False
 
 
-_COMPRESSED = (".tgz", ".gz", ".bz2", ".xz", ".lzma", ".zst", ".lz4", ".br", ".lz", ".z", ".Z")
-_DECOMPRESSORS = frozenset(
-    "gunzip unpigz bunzip2 unxz unlzma unzstd zstdmt unlz4 unbrotli lunzip".split()
-)
-
-
-def compressor(out: Writes, name: str, args: Sequence[Word]) -> None:
-    """gzip, bzip2, xz, zstd, lz4, … replace each file: `gzip F` removes F, `gunzip F.gz`
-    writes F (`-c`/`--stdout`, `-t`, `-l` write no file)."""
-    options = split_options(args, "-o -S --suffix -b -T --threads")
-    flags = options.flags
-    if flags & {"-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list"}:
-        return
-    target = options.value("-o")
-    if target is not None:
-        out.word(target, name)
-    unpacks = name in _DECOMPRESSORS or bool(flags & {"-d", "--decompress", "--uncompress"})
-    positionals = list(options.positionals)
-    if name in ("lz4", "unlz4") and len(positionals) == 2:  # `lz4 -d IN OUT`
-        out.word(positionals[1], name)
-        positionals = positionals[:1]
-    for word in positionals:
-        out.word(word, name)
-        if unpacks and word.value is not None and word.value.endswith(_COMPRESSED):
-            stem, suffix = os.path.splitext(word.value)
-            out.word(Word(stem + (".tar" if suffix == ".tgz" else ""), word.glob), name)
-
-
-def tar(out: Writes, name: str, args: Sequence[Word]) -> None:
-    """`tar -x`: the archive's members land below `-C DIR` (old-style `tar xzf A` too)."""
-    words = list(args)
-    if words and words[0].value and not words[0].value.startswith("-"):
-        words[0] = Word("-" + words[0].value, words[0].glob)  # `tar xzf a.tgz`
-    options = split_options(
-        words,
-        "-f --file -C --directory -T --files-from -X --exclude-from -b -H --format "
-        "-I --use-compress-program --strip-components -N --newer -g --listed-incremental",
-    )
-    if not options.flags & {"-x", "--extract", "--get"}:
-        return
-    archive = options.value("-f", "--file")
-    source = None if archive is None or archive.value in (None, "-") else archive.value
-    folder = options.value("-C", "--directory")
-    strip = (options.value("--strip-components") or Word("0")).value or "0"
-    count = int(strip) if strip.isdigit() else 0
-    _content(out, "tar", source, name, folder, strip=count)
-
-
-def unzip(out: Writes, name: str, args: Sequence[Word]) -> None:
-    """`unzip A [-d DIR]`; listing and printing modes write nothing."""
-    options = split_options(args, "-d -x -P")
-    if options.flags & {"-l", "-t", "-v", "-p", "-c", "-Z", "-z"} or not options.positionals:
-        return
-    archive = options.positionals[0].value
-    _content(out, "zip", archive, name, options.value("-d"))
-
-
-def sevenzip(out: Writes, name: str, args: Sequence[Word]) -> None:
-    """`7z x A -oDIR`: the members are not read here, so everything below DIR may change."""
-    if not args or args[0].value not in ("x", "e"):
-        return
-    folder = next((Word(w.value[2:]) for w in args if w.value and w.value.startswith("-o")), None)
-    _content(out, "tar", None, name, folder)
-
-
-def cpio(out: Writes, name: str, args: Sequence[Word]) -> None:
-    """`cpio -i` reads an archive from standard input into `-D DIR`."""
-    options = split_options(args, "-D --directory -F --file -E --pattern-file -H --format")
-    if options.flags & {"-i", "--extract"}:
-        _content(out, "tar", None, name, options.value("-D", "--directory"))
-
-
 def patch(out: Writes, name: str, args: Sequence[Word]) -> None:
     """`patch [FILE [PATCH]]`, `-i PATCH`, `-d DIR`, `-o OUT`: the files the patch names."""
     options = split_options(
@@ -311,24 +242,7 @@ def patch(out: Writes, name: str, args: Sequence[Word]) -> None:
         out.word(positionals[0], name)  # the file to patch, named on the command line
     given = options.value("-i", "--input") or (positionals[1] if len(positionals) > 1 else None)
     source = None if given is None or given.value in (None, "-") else given.value
-    _content(out, "patch", source, name, options.value("-d", "--directory"))
-
-
-def _content(
-    out: Writes,
-    kind: ContentKind,
-    source: str | None,
-    program: str,
-    folder: Word | None,
-    *,
-    strip: int = 0,
-    prefix: str = "",
-) -> None:
-    if folder is not None and folder.value is None:
-        out.unknown(program, folder)
-        return
-    where = folder.value if folder is not None and folder.value else "."
-    out.content(Contents(kind, source, program, where, strip, prefix))
+    content(out, "patch", source, name, options.value("-d", "--directory"))
 
 
 def crontab(out: Writes, name: str, args: Sequence[Word]) -> None:
@@ -379,9 +293,78 @@ def history(out: Writes, name: str, args: Sequence[Word]) -> None:
     out.word(file, name)
 
 
+def pager(out: Writes, name: str, args: Sequence[Word]) -> None:
+    """`less -o F`/`-O F`/`--log-file=F` copies its input to F (less(1))."""
+    args = unabbreviated(args, "--log-file --LOG-FILE")
+    options = split_options(args, "-o -O --log-file --LOG-FILE -k --lesskey-file -p -P -x -y")
+    for key in ("-o", "-O", "--log-file", "--LOG-FILE"):
+        if key in options.values:
+            out.word(options.values[key], name)
+
+
+def tree(out: Writes, name: str, args: Sequence[Word]) -> None:
+    """`tree -o F` writes F; `tree -R` writes `00Tree.html` in every folder below its roots
+    (tree(1))."""
+    options = split_options(args, "-o -L -P -I -H -T --charset --filelimit --timefmt --sort")
+    target = options.value("-o")
+    if target is not None:
+        out.word(target, name)
+    if "-R" in options.flags:
+        for word in options.positionals or (Word("."),):
+            out.word(word, f"{name} -R", tree=True)
+
+
+def info(out: Writes, name: str, args: Sequence[Word]) -> None:
+    """`info -o F`/`--output F` writes the node, `--dribble F` the keystrokes (info(1))."""
+    args = unabbreviated(args, "--output --dribble --directory --file --node --restore")
+    options = split_options(args, "-o --output --dribble -d --directory -f --file -n --node")
+    for key in ("-o", "--output", "--dribble"):
+        if key in options.values:
+            out.word(options.values[key], name)
+
+
+def magic(out: Writes, name: str, args: Sequence[Word]) -> None:
+    """`file -C [-m MAGIC]` compiles each MAGIC (`:`-separated) into `MAGIC.mgc`, or
+    `magic.mgc` in the folder (file(1))."""
+    options = split_options(args, "-m --magic-file -F --separator -P --parameter -e --exclude")
+    if not options.flags & {"-C", "--compile"}:
+        return
+    given = options.value("-m", "--magic-file")
+    if given is None:
+        out.word(Word("magic.mgc"), f"{name} -C")
+        return
+    if given.value is None:
+        out.unknown(name, given)
+        return
+    for part in given.value.split(":"):
+        out.word(Word(part.rstrip("/") + ".mgc", given.glob), f"{name} -C")
+
+
+_RUNS_OPTIONS = {
+    "man": ("-P", "--pager", "-H", "--html", "--preprocessor"),
+    "rg": ("--pre", "--hostname-bin"),
+    "ag": ("--pager",),
+    "ack": ("--pager",),
+}
+"""Options of programs taken as readers whose value is a program they run."""
+
+
+def reader_runs(out: Writes, name: str, args: Sequence[Word]) -> None:
+    """`man -P CMD`, `rg --pre CMD`, `ag --pager CMD`: the reader runs a program whose
+    writes no parse can tell."""
+    keys = _RUNS_OPTIONS[name]
+    options = split_options(unabbreviated(args, " ".join(keys)), " ".join(keys))
+    for key in keys:
+        value = options.values.get(key)
+        if value is not None:
+            out.runs(f"{name} {key}", value.value)
+        elif any(w.value is not None and w.value.startswith(key) for w in args):
+            out.runs(f"{name} {key}", None)  # an attached value (`-Pcmd`) spelled otherwise
+
+
 def _compressors() -> dict[str, Handler]:
     names = "gzip pigz bzip2 pbzip2 xz lzma zstd lz4 brotli lzip".split()
-    return dict.fromkeys([*names, *_DECOMPRESSORS], compressor)
+    return dict.fromkeys([*names, *DECOMPRESSORS], compressor)
 
 
 HANDLERS: dict[str, Handler] = {
@@ -408,6 +391,7 @@ HANDLERS: dict[str, Handler] = {
     "7za": sevenzip,
     "7zz": sevenzip,
     "cpio": cpio,
+    "ar": ar,
     "patch": patch,
     "crontab": crontab,
     "at": crontab,
@@ -417,6 +401,16 @@ HANDLERS: dict[str, Handler] = {
 }
 """Programs whose writes are read from their arguments; any other program not known to
 write nothing is opaque."""
+
+READER_OUTPUTS: dict[str, Handler] = {
+    "less": pager,
+    "tree": tree,
+    "info": info,
+    "file": magic,
+    "zstdcat": zstdcat,
+    **dict.fromkeys(_RUNS_OPTIONS, reader_runs),
+}
+"""Programs taken as readers (`READERS`) that write, or run a program, given some options."""
 
 WRAPPER_OUTPUTS: dict[str, Handler] = dict.fromkeys(["strace", "ltrace", "time"], traced)
 """Wrappers (looked through for the command they run) that also write a file themselves."""

@@ -20,25 +20,29 @@ known at run time (`xargs rm`, `-exec rm {} +`) or the analysis could not see pa
 line, every token of the line is named. A target word made of variables is completed from
 what the line assigns (`F=.mcp.json; echo x > $F`, `shell_vars`); one that is not
 (`> "$(cat list)"`, `read f; cp x "$f"`) is *late*, and `write_guard` fails closed on it.
-What a program writes because of what it reads beyond that (a script file, `git checkout
-BRANCH`) is beyond any parse: the sandbox mounts protected paths read-only for that
-(docs/settings.md).
+Archivers and compressors are in `shell_archives`; git commands that rewrite the work tree
+from a commit, the index or a stash (`git checkout REV -- .`, `git stash pop`) are
+`TreeChange`s (`shell_git_trees`), which `write_trees` lists with git at check time. What a
+program writes because of what it reads beyond that (a script file, `git pull`) is beyond
+any parse: the sandbox mounts protected paths read-only for that (docs/settings.md).
 """
 
 from __future__ import annotations
 
 import glob as globlib
 import os
+import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import bracex
 
+from .shell_archives import python_module
 from .shell_parse import SimpleCommand, Word
 from .shell_unwrap import SHELLS, Invocation, ShellAnalysis, analyze
 from .shell_vars import resets, set_in
 from .shell_wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, skip_options
-from .shell_writers import HANDLERS, WRAPPER_OUTPUTS
+from .shell_writers import HANDLERS, READER_OUTPUTS, WRAPPER_OUTPUTS
 from .write_model import (
     PROC_CWD,
     READERS,
@@ -62,6 +66,7 @@ __all__ = [
 ]
 
 MAX_GLOB_MATCHES = 1000
+_PYTHON = re.compile(r"^(?:python|pypy)[0-9.]*$")
 MAX_BRACE_WORDS = 256
 
 _SEE_THROUGH = (
@@ -142,10 +147,14 @@ def _invocation(out: Writes, inv: Invocation) -> None:
     if inv.open_tail and name not in READERS:
         out.dynamic = True  # `xargs rm`, `-exec rm {} +`: the files come at run time
     if name in READERS:
+        if name in READER_OUTPUTS:
+            READER_OUTPUTS[name](out, name, words[1:])
         return
     handler = HANDLERS.get(name)
     if handler is not None:
         handler(out, name, words[1:])
+    elif _PYTHON.match(name) and python_module(out, name, words[1:]):
+        return
     else:
         out.opaque.append(name)
         for word in words[1:]:

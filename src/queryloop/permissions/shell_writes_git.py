@@ -20,8 +20,9 @@ import os
 from collections.abc import Sequence
 
 from .shell_git import config_runs
+from .shell_git_trees import REWRITES, tree_change
 from .shell_parse import Word
-from .write_model import Contents, Writes, basename_of, split_options
+from .write_model import Contents, Writes, basename_of, split_options, unabbreviated
 
 _CONFIG_READS = frozenset(
     "--get --get-all --get-regexp --get-urlmatch --list -l --get-color --get-colorbool "
@@ -42,7 +43,12 @@ def git(out: Writes, name: str, args: Sequence[Word]) -> None:
     """The writes of `git SUBCOMMAND …` (global options were removed by the unwrap)."""
     if not args or (args[0].value or "-").startswith("-"):
         return
-    sub, rest = args[0].value, args[1:]
+    sub, rest = args[0].value or "", args[1:]
+    if sub not in _READS:
+        out.moves_refs += 1
+    _outputs(out, sub, rest)
+    if sub in REWRITES:
+        tree_change(out, sub, rest)
     if sub == "config":
         _config(out, rest)
     elif sub in ("checkout", "restore", "rm", "mv"):
@@ -58,6 +64,49 @@ def git(out: Writes, name: str, args: Sequence[Word]) -> None:
         _clean(out, rest)
     elif sub in ("apply", "am"):
         _patches(out, sub, rest)
+
+
+_READS = frozenset(
+    "status log diff show rev-parse ls-files ls-tree cat-file grep blame shortlog describe "
+    "whatchanged diff-tree diff-index diff-files rev-list for-each-ref show-ref format-patch "
+    "archive bundle merge-file".split()
+)
+"""Subcommands that move no ref and leave the index alone."""
+_OUTPUT_OPTIONS = {
+    "format-patch": ("-o --output-directory", "--output"),
+    "archive": ("", "-o --output"),
+    "index-pack": ("", "-o"),
+    "mailsplit": ("-o", ""),
+    "fast-export": ("", "--export-marks"),
+    "fast-import": ("", "--export-marks"),
+    "credential-store": ("", "--file"),
+}
+"""(folders, files) an option names, for subcommands whose options take abbreviations;
+every other subcommand writes the file of `--output` (the diff family: git-diff(1))."""
+
+
+def _outputs(out: Writes, sub: str, rest: Sequence[Word]) -> None:
+    """Files and folders a subcommand's options name: `git log --output=F`, `git
+    format-patch -o DIR`, `git archive -o F`, `git bundle create F`, `git merge-file F …`,
+    `git mailinfo MSG PATCH`."""
+    folders, files = _OUTPUT_OPTIONS.get(sub, ("", "--output"))
+    longs = " ".join(k for k in f"{folders} {files}".split() if k.startswith("--"))
+    words = unabbreviated(rest, longs) if sub in _OUTPUT_OPTIONS else list(rest)
+    options = split_options(words, f"{folders} {files} -L")
+    for key in files.split():
+        if key in options.values:
+            out.word(options.values[key], f"git {sub}")
+    for key in folders.split():
+        if key in options.values:
+            out.word(options.values[key], f"git {sub}", tree=True)
+    positionals = options.positionals
+    if sub == "bundle" and len(positionals) > 1 and positionals[0].value == "create":
+        out.word(positionals[1], "git bundle")
+    elif sub == "merge-file" and positionals and not options.flags & {"-p", "--stdout"}:
+        out.word(positionals[0], "git merge-file")
+    elif sub == "mailinfo":
+        for word in positionals[:2]:
+            out.word(word, "git mailinfo")
 
 
 def _fills(out: Writes, sub: str, rest: Sequence[Word]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -33,7 +34,9 @@ from .shell_writes import (
     shell_writes,
 )
 from .write_contents import listed_paths
-from .write_model import tokens_of
+from .write_links import hard_link_entry
+from .write_model import TreeChange, tokens_of
+from .write_trees import changed_paths
 
 _GLOB_CHARS = frozenset("*?[")
 _SAMPLE_NAMES = (
@@ -72,9 +75,15 @@ class ProtectedWrite:
 
 
 def file_tool_write(protected: ProtectedPaths, path: Path) -> ProtectedWrite | None:
-    """The protected path a file tool's write reaches, or None."""
+    """The protected path a file tool's write reaches (by its name, a symbolic link, or a
+    hard link: another name of a protected file's inode), or None."""
     entry = protected.find(path)
-    return None if entry is None else ProtectedWrite(str(path), entry, "file tool")
+    if entry is None:
+        entry = hard_link_entry(protected, path)
+        return (
+            None if entry is None else ProtectedWrite(str(path), entry, "file tool (a hard link)")
+        )
+    return ProtectedWrite(str(path), entry, "file tool")
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,13 +164,19 @@ def _protected_writes(
             entry = _target_entry(protected, target, path)
             if entry is not None:
                 yield ProtectedWrite(path, entry, target.program)
+            elif not target.names and not target.existing:
+                linked = hard_link_entry(protected, path)
+                if linked is not None:
+                    yield ProtectedWrite(path, linked, f"{target.program} (a hard link)")
     for source, dest in writes.copies:
         hit = _merged_copy(protected, source, dest, where)
         if hit is not None:
             yield hit
-    made = {p for t in targets for p in where.expand(t.word, t.is_glob)}
+    made = Counter(p for t in targets for p in where.expand(t.word, t.is_glob))
     for contents in writes.contents:
         yield from _contents_writes(protected, contents, where, command, made)
+    for change in writes.trees:
+        yield from _tree_writes(protected, change, where)
     for token in writes.named:
         for path in where.expand(token, _is_glob(token)):
             entry = _named_entry(protected, path, cwd)
@@ -249,7 +264,11 @@ def bash_outside(
 
 
 def _contents_writes(
-    protected: ProtectedPaths, contents: Contents, where: _Where, command: str, made: set[str]
+    protected: ProtectedPaths,
+    contents: Contents,
+    where: _Where,
+    command: str,
+    made: Counter[str],
 ) -> Iterator[ProtectedWrite]:
     """What an archive, a patch or an xargs list makes the program write. Unknown contents
     (a pipe, an unreadable file) change everything below the folder they land in; for a
@@ -258,7 +277,7 @@ def _contents_writes(
     for folder in where.expand(contents.folder):
         listed = _listed(contents, folder, where, command, made)
         if listed is None:
-            entry = protected.inside(folder)
+            entry = protected.inside(folder) or _layout_entry(protected, folder)
             if entry is not None:
                 yield ProtectedWrite(folder, entry, f"{how} (what it writes is not known)")
             continue
@@ -269,8 +288,29 @@ def _contents_writes(
                     yield ProtectedWrite(path, entry, how)
 
 
+def _tree_writes(
+    protected: ProtectedPaths, change: TreeChange, where: _Where
+) -> Iterator[ProtectedWrite]:
+    """The protected files a git rewrite changes, listed by git in each folder the command
+    may run in; where git cannot say (or the folder is known only at run time), the
+    protected paths that folder holds."""
+    for folder in where.folders:
+        changed = None if where.unknown_folder else changed_paths(change, folder, protected.find)
+        if changed is None:
+            entry = protected.inside(folder) or _layout_entry(protected, folder)
+            if entry is not None:
+                yield ProtectedWrite(
+                    folder, entry, f"{change.program} (what it writes is not known)"
+                )
+            continue
+        for path in changed:
+            entry = protected.find(path)
+            if entry is not None:
+                yield ProtectedWrite(path, entry, change.program)
+
+
 def _listed(
-    contents: Contents, folder: str, where: _Where, command: str, made: set[str]
+    contents: Contents, folder: str, where: _Where, command: str, made: Counter[str]
 ) -> list[str] | None:
     """The paths the contents name, or None when they cannot be known (no such file yet:
     something may make it before the command runs, as the line itself or a background
@@ -278,7 +318,8 @@ def _listed(
     if contents.source is not None:
         for file in where.expand(contents.source):
             found = listed_paths(contents.kind, file)
-            if found is not None and file not in made:
+            # `gunzip -N F.gz` itself removes F.gz: made by another command only if twice
+            if found is not None and made[file] <= (1 if contents.kind == "gzip" else 0):
                 return found
         return None
     if contents.kind not in ("patch", "list"):
@@ -297,8 +338,10 @@ def _listed(
 
 def _landing(contents: Contents, folder: str, name: str, where: _Where) -> list[str]:
     """Where one listed path lands: an archive member below the folder (after
-    `--strip-components`); every strip level of a patch's path (`-p0`, `-p1`, …); a list's
-    word as the shell's path (`**`: anything below a folder)."""
+    `--strip-components`; by its last component when the program junks paths), and at
+    itself when absolute (`tar -P`, a link member pointing out); every strip level of a
+    patch's path (`-p0`, `-p1`, …); a list's word as the shell's path (`**`: anything below
+    a folder)."""
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if contents.kind == "list":
         if name.endswith("/**"):
@@ -308,8 +351,9 @@ def _landing(contents: Contents, folder: str, name: str, where: _Where) -> list[
         prefix = contents.prefix.strip("/").split("/") if contents.prefix else []
         suffixes = [parts[i:] for i in range(len(parts))]
         return [os.path.normpath(os.path.join(folder, *prefix, *s)) for s in suffixes]
-    kept = parts[contents.strip :]
-    return [os.path.normpath(os.path.join(folder, *kept))] if kept else []
+    kept = parts[-1:] if contents.flat else parts[contents.strip :]
+    found = [os.path.normpath(os.path.join(folder, *kept))] if kept else []
+    return [*found, os.path.normpath(name)] if os.path.isabs(name) else found
 
 
 def _target_entry(
@@ -326,6 +370,16 @@ def _target_entry(
     if entry is None and target.is_glob:
         entry = _glob_entry(protected, path)
     return entry
+
+
+def _layout_entry(protected: ProtectedPaths, folder: str) -> ProtectedEntry | None:
+    """The project layout a folder below a working folder may hold (`sub/.claude/…`): what
+    lands there unknown may create it."""
+    for path, _is_dir in protected.layout_below(folder):
+        entry = protected.find(path)
+        if entry is not None:
+            return entry
+    return None
 
 
 def _existing_inside(protected: ProtectedPaths, folder: str) -> ProtectedEntry | None:

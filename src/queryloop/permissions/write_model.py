@@ -9,6 +9,7 @@ xargs list), which `write_guard` reads from disk. The per-program handlers
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Sequence
@@ -21,7 +22,19 @@ from .shell_vars import Template
 SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 """Targets every mode may write (they are not files that keep anything)."""
 
-ContentKind = Literal["tar", "zip", "patch", "list"]
+ContentKind = Literal["tar", "zip", "ar", "gzip", "patch", "list"]
+Untracked = Literal["", "untracked", "all"]
+TreeKind = Literal[
+    "paths",
+    "checkout",
+    "restore",
+    "switch",
+    "reset",
+    "read-tree",
+    "stash-apply",
+    "stash-push",
+    "index",
+]
 
 READERS = frozenset(
     """cat tac less more head tail grep egrep fgrep zgrep rg ag ack ls dir vdir tree wc echo
@@ -79,6 +92,31 @@ class Contents:
     """Leading components removed from each path (`tar --strip-components=N`)."""
     prefix: str = ""
     """Put before each path (`git apply --directory=DIR`)."""
+    flat: bool = False
+    """Each path lands by its last component only (`unzip -j`, the name a gzip header
+    stores, which `gunzip -N` restores beside the compressed file)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TreeChange:
+    """A git command that rewrites work-tree files from a commit, the index or a stash
+    (`git checkout REV -- PATHSPEC`, `git reset --hard`, `git stash pop`, …): which files
+    change is what that tree holds, which `git_trees` lists at check time."""
+
+    kind: TreeKind
+    program: str
+    revs: tuple[str, ...] = ()
+    """The commit, tree or stash it reads (none: the index, or HEAD for `reset`)."""
+    pathspecs: tuple[str, ...] = ()
+    prefix: str = ""
+    """`git checkout-index --prefix`, `git read-tree --prefix`: prepended to each path."""
+    force: bool = False
+    """`git checkout -f`: local changes are discarded too."""
+    untracked: Untracked = ""
+    """`git stash -u`/`-a`: untracked (and ignored) files are removed too."""
+    settled: bool = True
+    """False when something else in the line may move a ref or the index first (`git fetch
+    && git checkout FETCH_HEAD -- .`): what the tree holds then is not what it holds now."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +136,8 @@ class ShellWrites:
     late: tuple[WriteTarget, ...] = ()
     """Targets known only at run time (`WriteTarget.late`): one whose template the check can
     complete (`"$TMPDIR/x"`), or one it cannot (`> "$(cat list)"`, `read f; cp x "$f"`)."""
+    trees: tuple[TreeChange, ...] = ()
+    """Git commands that rewrite the work tree from what a commit, the index or a stash holds."""
 
 
 _TOKEN = re.compile(r"[^\s'\"`(),;|&<>{}=\[\]:]+")
@@ -138,6 +178,9 @@ class Writes:
         self.dynamic = False
         """A program's files are known only at run time: the whole line's tokens are named."""
         self.late: list[WriteTarget] = []
+        self.trees: list[TreeChange] = []
+        self.moves_refs = 0
+        """Git commands in the line that may move a ref or change the index."""
 
     def word(
         self,
@@ -184,7 +227,20 @@ class Writes:
         """A program that writes what a file lists."""
         self.contents.append(contents)
 
+    def tree(self, change: TreeChange) -> None:
+        """A git command that rewrites the work tree from a tree git holds."""
+        self.trees.append(change)
+
+    def runs(self, program: str, text: str | None) -> None:
+        """`program` runs a command given as text (`tar --to-command`, `man -P`): what it
+        writes no parse can tell, so its tokens are named."""
+        self.opaque.append(program)
+        self.tokens(text)
+
     def result(self) -> ShellWrites:
+        trees = tuple(dict.fromkeys(self.trees))
+        if self.opaque or self.moves_refs > 1:  # another command may move what they read
+            trees = tuple(dataclasses.replace(t, settled=False) for t in trees)
         return ShellWrites(
             tuple(self.targets),
             tuple(dict.fromkeys(self.named)),
@@ -193,6 +249,7 @@ class Writes:
             tuple(dict.fromkeys(self.opaque)),
             self.dynamic,
             tuple(dict.fromkeys(self.late)),
+            trees,
         )
 
 
@@ -275,3 +332,23 @@ def basename_of(text: str) -> str:
 def joined(folder: str, name: str) -> str:
     """`folder/name` as the shell would write it (`.` stays relative)."""
     return os.path.join(folder, name) if folder not in ("", ".") else name
+
+
+def unabbreviated(args: Sequence[Word], names: str) -> list[Word]:
+    """`args` with each long option a program would take as an abbreviation of one of `names`
+    spelled out (getopt_long and git's parse-options accept any unique prefix: `tar
+    --index=F` is `--index-file=F`, `git archive --out=F` is `--output=F`). A prefix of
+    several is taken as the first of them: the real program refuses it, so reading it as the
+    one that writes only asks about a line that would fail."""
+    known = names.split()
+    out: list[Word] = []
+    for word in args:
+        value = word.value
+        if value is None or not value.startswith("--") or value == "--":
+            out.append(word)
+            continue
+        key, eq, rest = value.partition("=")
+        if key not in known and len(key) > 4:
+            key = next((n for n in known if n.startswith(key)), key)
+        out.append(Word(key + eq + rest, word.glob) if eq or key != value else word)
+    return out

@@ -30,6 +30,12 @@ EXIT_1_IS_AN_ANSWER = frozenset({"grep", "rg", "diff", "cmp", "test"})
 FIND_WRITERS = frozenset(
     {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fprint0", "-fls"}
 )
+WRITING_OPTIONS = {
+    "git": ("--output",),  # git-diff(1): `--output=<file>`, also `git log`'s
+    "rg": ("--pre", "--hostname-bin"),  # rg(1): a program it runs
+}
+"""Options that make an allowlisted program write a file or run a program (`--output` and
+`--output=F`; git and rg take no abbreviation of them)."""
 
 DESCRIPTION = f"""Executes a bash command and returns its output (stdout, then stderr).
 
@@ -73,8 +79,9 @@ def is_read_only_command(command: str) -> bool:
     """True for a plain read-only command: an allowlisted program, no shell metacharacters.
 
     Allowed programs: ls, cat, grep, rg, find (without -exec/-delete/...), head, tail, wc,
-    pwd, and git status / diff / log. Anything else, or any of `;&|<>$()` braces, backticks,
-    globs, makes the command unsafe (it then runs alone).
+    pwd, and git status / diff / log, none given an option that writes (`git log
+    --output=F`) or runs a program (`rg --pre CMD`). Anything else, or any of `;&|<>$()`
+    braces, backticks, globs, makes the command unsafe (it then runs alone).
     """
     if not command.strip() or SHELL_METACHARS.search(command):
         return False
@@ -83,6 +90,9 @@ def is_read_only_command(command: str) -> bool:
     except ValueError:
         return False
     program, args = words[0], words[1:]
+    writing = WRITING_OPTIONS.get(program, ())
+    if any(a.split("=", 1)[0] in writing for a in args):
+        return False
     if program == "git":
         return bool(args) and args[0] in READ_ONLY_GIT
     if program == "find":
