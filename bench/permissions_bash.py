@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from queryloop.permissions import PermissionChecker, PermissionContext, PermissionMode, RuleSet
-from queryloop.permissions.shell_parse import parse_line
+from queryloop.permissions.shell.parse import parse_line
 from queryloop.tools.base import ToolContext
 from queryloop.tools.builtin import BashTool
 

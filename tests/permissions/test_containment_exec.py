@@ -27,7 +27,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_permissions_adversarial import MODES, checker, verdict
 
-from queryloop.permissions import PermissionMode, bash
+from queryloop.permissions import PermissionMode
+from queryloop.permissions.shell import bash
 from queryloop.tools.base import ToolContext
 from queryloop.tools.builtin import BashTool
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from queryloop.permissions.bash import analyze, deny_candidates
 from queryloop.permissions.rules import MatchContext, PermissionRule, RuleSet
+from queryloop.permissions.shell.bash import analyze, deny_candidates
 
 MC = MatchContext(Path("/work/p"), Path("/home/u"))
 ALLOW_DIFF = RuleSet.from_strings(allow=["Bash(git diff:*)", "Bash(npm test)"])

@@ -1,9 +1,9 @@
-"""`permissions.bash.summarize`: what a Bash line runs and writes, from the same analysis the
+"""`permissions.shell.bash.summarize`: what a Bash line runs and writes, from the same analysis the
 rules use, for the person asked to approve it (issue 25, item 1)."""
 
 from __future__ import annotations
 
-from queryloop.permissions.bash import summarize
+from queryloop.permissions.shell.bash import summarize
 
 
 def test_the_side_effect_after_a_harmless_start_is_its_own_command_and_write() -> None:

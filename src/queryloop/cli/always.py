@@ -38,7 +38,7 @@ def always_offer(request: Any) -> AlwaysOffer:
         return AlwaysOffer(None, "no rule describes this call")
     subject: str | None = None
     if request.tool_name == "Bash":
-        from ..permissions.bash import analyze
+        from ..permissions.shell.bash import analyze
 
         subject = str(request.input.get("command", ""))
         analysis = analyze(subject)

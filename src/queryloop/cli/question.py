@@ -4,7 +4,7 @@ the analysis found in it.
 A person approves what they can see. The call is never cut (a side effect at the end of a long
 line, `python3 -c '…' ; touch /tmp/x/HIDDEN`, is the part that matters): a one-line subject
 stands in the question, wrapped to the terminal; one of several lines follows it, indented, as
-it is. For a Bash command the permission analysis (`permissions.bash.summarize`, the same
+it is. For a Bash command the permission analysis (`permissions.shell.bash.summarize`, the same
 parse the rules use) lists the commands it runs when there is more than the line itself, the
 files it writes, the programs whose writes no parse can tell, and what it could not see.
 
@@ -19,8 +19,8 @@ from typing import Any
 
 from rich.markup import escape
 
-from ..permissions.bash import CommandSummary, summarize
-from ..permissions.shell_writes import WriteTarget
+from ..permissions.shell.bash import CommandSummary, summarize
+from ..permissions.shell.writes import WriteTarget
 
 SUBJECT_KEYS = ("command", "file_path", "path", "url", "pattern", "query")
 """The input field a tool's question is about, in the order they are looked for."""

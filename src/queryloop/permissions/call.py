@@ -19,11 +19,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..tools.base import DenialSource, PermissionDecision, PreToolUseOutcome, Tool, ToolContext
-from . import guard, paths, write_guard
+from . import guard, paths
 from .context import PermissionContext
 from .modes import EDIT_TOOLS, FILE_TOOLS
 from .rules import MatchContext, PermissionRule
-from .write_guard import ProtectedWrite
+from .shell import write_guard
+from .shell.write_guard import ProtectedWrite
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ from .context import (
 )
 from .modes import EDIT_TOOLS, PermissionMode
 from .rules import MatchContext, PermissionRule
-from .write_guard import ProtectedWrite
+from .shell.write_guard import ProtectedWrite
 
 __all__ = [
     "BYPASS_DISABLED",

@@ -1,7 +1,7 @@
 """The Bash deny and ask rules as every program a command executes meets them
 (`sandbox.ExecPolicy`, checked by the kernel through `sandbox.guard.ExecGuard`).
 
-The parse of a command line (`permissions.bash`) sees what the line names; the exec check
+The parse of a command line (`permissions.shell.bash`) sees what the line names; the exec check
 sees what actually runs: `cp /bin/rm zz && ./zz -rf x` executes rm's file under the name
 `zz`, `make` runs its recipe's `rm -rf build` through `sh -c`, `python3 -c
 "os.system('rm -rf x')"` through the interpreter. Each executed program is matched, under
@@ -26,8 +26,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..sandbox.exec_policy import ExecCall
-from . import bash
 from .rules import PermissionRule, RuleSet
+from .shell import bash
 
 GIT_FETCHING = frozenset({"fetch", "pull", "clone", "ls-remote", "remote", "submodule"})
 """git subcommands that start a remote helper without pushing."""

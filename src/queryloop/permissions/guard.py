@@ -17,9 +17,10 @@ import os
 from dataclasses import dataclass
 
 from ..tools.base import ToolContext
-from . import bash, paths
+from . import paths
 from .rules import MatchContext, PermissionRule, RuleSet
-from .shell_writes import bases, expand
+from .shell import bash
+from .shell.writes import bases, expand
 
 
 @dataclass(frozen=True, slots=True)

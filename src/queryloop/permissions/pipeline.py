@@ -22,7 +22,7 @@ known gaps closed) is:
 8. `bypass_mode` — bypassPermissions → allow (unless `disableBypassPermissionsMode`);
 9. `protected_path` — the call writes a *protected path* (settings, `.mcp.json`,
    agent/skill/command/hook folders, memory files, `.git`, shell start-up files, …;
-   `permissions.protected`, found for Bash by `permissions.shell_writes`) → allow only if an
+   `permissions.protected`, found for Bash by `permissions.shell.writes`) → allow only if an
    allow rule that NAMES the path approves it (`Edit(.queryloop/skills/**)`, the exact Bash
    command), else ask — no broad rule (`Bash(*)`, `Edit(**)`), acceptEdits or hook `allow`;
 10. `hook_allow` — a PreToolUse hook answered allow → allow: it stands where an allow rule
@@ -56,10 +56,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..tools.base import DenialSource, PermissionDecision, ToolContext
-from . import bash, paths, write_guard
+from . import paths
 from .call import Call, Unanalysable, blocked, denied_by_rule, protected_reason
 from .modes import EDIT_TOOLS, PermissionMode
 from .rules import RuleSet
+from .shell import bash, write_guard
 
 Step = Callable[[Call], PermissionDecision | None]
 """One step of the walk: a verdict, or None for no opinion."""

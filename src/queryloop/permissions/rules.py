@@ -9,7 +9,7 @@ Specifiers by tool:
 - `WebFetch(domain:example.com)`: the URL's host (`*.example.com` allowed).
 - anything else: the tool's permission subject compared with `fnmatch`.
 
-Bash rules are matched on a real parse of the command (see `permissions.bash` and
+Bash rules are matched on a real parse of the command (see `permissions.shell.bash` and
 docs/settings.md): an allow rule approves a line only when EVERY simple command in it is
 approved word for word and the line hides nothing (no `$(…)`, backticks, process
 substitution, file redirections, assignments); deny and ask rules match when ANY command the
@@ -30,8 +30,9 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
-from . import bash, paths
+from . import paths
 from .modes import EDIT_TOOLS, FILE_TOOLS, READ_TOOLS
+from .shell import bash
 
 RuleBehavior = Literal["allow", "ask", "deny"]
 

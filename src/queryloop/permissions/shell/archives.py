@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from .shell_parse import Word
+from .parse import Word
 from .write_model import ContentKind, Contents, Writes, split_options, unabbreviated
 
 _TAR_LONG = (

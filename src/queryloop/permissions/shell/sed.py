@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .shell_parse import Word
-from .shell_runs import Run, code, unknown
+from .parse import Word
+from .runs import Run, code, unknown
 
 _SED_ARG = frozenset("lf")
 _SED_LONG_ARG = frozenset({"expression", "file", "line-length"})

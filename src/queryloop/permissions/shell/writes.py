@@ -37,12 +37,11 @@ from functools import lru_cache
 
 import bracex
 
-from .shell_archives import python_module
-from .shell_parse import SimpleCommand, Word
-from .shell_unwrap import SHELLS, Invocation, ShellAnalysis, analyze
-from .shell_vars import resets, set_in
-from .shell_wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, skip_options
-from .shell_writers import HANDLERS, READER_OUTPUTS, WRAPPER_OUTPUTS
+from .archives import python_module
+from .parse import SimpleCommand, Word
+from .unwrap import SHELLS, Invocation, ShellAnalysis, analyze
+from .vars import resets, set_in
+from .wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, skip_options
 from .write_model import (
     PROC_CWD,
     READERS,
@@ -52,6 +51,7 @@ from .write_model import (
     Writes,
     WriteTarget,
 )
+from .writers import HANDLERS, READER_OUTPUTS, WRAPPER_OUTPUTS
 
 __all__ = [
     "READERS",

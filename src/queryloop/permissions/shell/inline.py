@@ -19,9 +19,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .shell_parse import Word
-from .shell_runs import Run, code, unknown
-from .shell_sed import sed_runs
+from .parse import Word
+from .runs import Run, code, unknown
+from .sed import sed_runs
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,8 @@ the parse, holds what such code does.
 
 from __future__ import annotations
 
-from .shell_parse import Word
-from .shell_runs import Run, code, unknown
+from .parse import Word
+from .runs import Run, code, unknown
 
 CODE_VARIABLES = frozenset(
     "GIT_SSH_COMMAND GIT_SSH GIT_PAGER GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_EXTERNAL_DIFF "

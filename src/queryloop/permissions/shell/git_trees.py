@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .shell_parse import Word
+from .parse import Word
 from .write_model import TreeChange, Untracked, Writes, split_options
 
 _CHECKOUT_VALUES = "-b -B --orphan --conflict --pathspec-from-file -U --unified"

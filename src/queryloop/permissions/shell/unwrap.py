@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
 
-from .shell_env import assignment_runs, executes
-from .shell_git import (
+from .env import assignment_runs, executes
+from .git import (
     GIT_ARG,
     GIT_FLAG,
     GIT_OPTIONAL_ARG,
@@ -35,11 +35,11 @@ from .shell_git import (
     environment_config,
     subcommand_runs,
 )
-from .shell_inline import SHELL_CODE, inline_runs, is_interpreter, shell_code_runs
-from .shell_parse import DYNAMIC, ParsedLine, SimpleCommand, Word, parse_line
-from .shell_programs import PROGRAMS, program_runs
-from .shell_runs import Run, path_tokens
-from .shell_wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, is_assignment, skip_options
+from .inline import SHELL_CODE, inline_runs, is_interpreter, shell_code_runs
+from .parse import DYNAMIC, ParsedLine, SimpleCommand, Word, parse_line
+from .programs import PROGRAMS, program_runs
+from .runs import Run, path_tokens
+from .wrappers import SUBCOMMAND_WRAPPERS, WRAPPERS, is_assignment, skip_options
 
 MAX_DEPTH = 8
 MAX_INVOCATIONS = 4000

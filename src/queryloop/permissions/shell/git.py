@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from .shell_parse import Word
-from .shell_runs import Run, code, ext_url_argv, quoted_tail, unknown
+from .parse import Word
+from .runs import Run, code, ext_url_argv, quoted_tail, unknown
 
 GIT_ARG = frozenset(
     {

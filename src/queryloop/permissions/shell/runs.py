@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
-from .shell_parse import Word
+from .parse import Word
 
 RunKind = Literal["code", "argv", "unknown", "foreign"]
 

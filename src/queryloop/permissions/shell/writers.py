@@ -15,8 +15,8 @@ import os
 import re
 from collections.abc import Callable, Sequence
 
-from .protected import ATJOBS, CRONTABS
-from .shell_archives import (
+from ..protected import ATJOBS, CRONTABS
+from .archives import (
     DECOMPRESSORS,
     ar,
     compressor,
@@ -27,11 +27,11 @@ from .shell_archives import (
     unzip,
     zstdcat,
 )
-from .shell_parse import Word
-from .shell_vars import Ref
-from .shell_wrappers import WRAPPERS, skip_options
-from .shell_writes_git import git
+from .parse import Word
+from .vars import Ref
+from .wrappers import WRAPPERS, skip_options
 from .write_model import READERS, Writes, basename_of, joined, split_options, unabbreviated
+from .writes_git import git
 
 Handler = Callable[[Writes, str, Sequence[Word]], None]
 

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-from .shell_vars import Scope, Template, template_of, unescape_double_quoted
+from .vars import Scope, Template, template_of, unescape_double_quoted
 
 _LINE_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
 _GLOB = re.compile(r"(?<!\\)(?:\\\\)*[*?\[]")

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .shell_parse import Word
-from .shell_vars import Template
+from .parse import Word
+from .vars import Template
 
 SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 """Targets every mode may write (they are not files that keep anything)."""

@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from .shell_git import config_runs
-from .shell_git_trees import REWRITES, tree_change
-from .shell_parse import Word
+from .git import config_runs
+from .git_trees import REWRITES, tree_change
+from .parse import Word
 from .write_model import Contents, Writes, basename_of, split_options, unabbreviated
 
 _CONFIG_READS = frozenset(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .shell_parse import Word
+from .parse import Word
 
 
 @dataclass(frozen=True, slots=True)

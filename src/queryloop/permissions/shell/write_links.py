@@ -16,7 +16,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from .protected import ProtectedEntry, ProtectedPaths
+from ..protected import ProtectedEntry, ProtectedPaths
 
 MAX_FILES = 200_000
 _UNPLACED = "a file with other hard links the check could not place"

@@ -18,9 +18,9 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .shell_match import Verdict, allow_candidates, allow_matches, may_concern, rule_verdict
-from .shell_unwrap import Invocation, ShellAnalysis, analyze
-from .shell_writes import WriteTarget, shell_writes
+from .match import Verdict, allow_candidates, allow_matches, may_concern, rule_verdict
+from .unwrap import Invocation, ShellAnalysis, analyze
+from .writes import WriteTarget, shell_writes
 
 __all__ = [
     "CommandSummary",

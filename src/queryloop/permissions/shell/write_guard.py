@@ -21,10 +21,15 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from . import bash, paths
-from .protected import GIT_DIR, ProtectedEntry, ProtectedPaths
-from .rules import MatchContext, PermissionRule
-from .shell_writes import (
+from .. import paths
+from ..protected import GIT_DIR, ProtectedEntry, ProtectedPaths
+from ..rules import MatchContext, PermissionRule
+from . import bash
+from .write_contents import listed_paths
+from .write_links import hard_link_entry
+from .write_model import TreeChange, tokens_of
+from .write_trees import changed_paths
+from .writes import (
     Contents,
     ShellWrites,
     WriteTarget,
@@ -33,10 +38,6 @@ from .shell_writes import (
     session_fixed,
     shell_writes,
 )
-from .write_contents import listed_paths
-from .write_links import hard_link_entry
-from .write_model import TreeChange, tokens_of
-from .write_trees import changed_paths
 
 _GLOB_CHARS = frozenset("*?[")
 _SAMPLE_NAMES = (

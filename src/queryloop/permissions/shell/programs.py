@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .shell_parse import Word
-from .shell_runs import Run, code, quoted_tail, unknown
+from .parse import Word
+from .runs import Run, code, quoted_tail, unknown
 
 _SSH_COMMAND_KEYS = frozenset({"proxycommand", "localcommand", "knownhostscommand"})
 _TMUX_COMMAND = frozenset(

@@ -22,11 +22,11 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-from .shell_options import SUBCOMMAND_PROGRAMS, canonical, split_option, table_key
-from .shell_parse import SimpleCommand, Word
-from .shell_runs import Run, code_tokens
-from .shell_unwrap import SHELLS, Invocation, ShellAnalysis, analyze
-from .shell_wrappers import WRAPPERS
+from .options import SUBCOMMAND_PROGRAMS, canonical, split_option, table_key
+from .parse import SimpleCommand, Word
+from .runs import Run, code_tokens
+from .unwrap import SHELLS, Invocation, ShellAnalysis, analyze
+from .wrappers import WRAPPERS
 
 NOT_EXECUTING = frozenset(
     "echo printf cat tac ls dir grep egrep fgrep rg ag ack head tail wc sort uniq cut tr sed "
