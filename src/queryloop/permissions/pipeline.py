@@ -56,11 +56,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..tools.base import DenialSource, PermissionDecision, ToolContext
-from . import paths
+from . import paths, protected_rules
 from .call import Call, Unanalysable, blocked, denied_by_rule, protected_reason
 from .modes import EDIT_TOOLS, PermissionMode
 from .rules import RuleSet
-from .shell import bash, write_guard
+from .shell import bash
 
 Step = Callable[[Call], PermissionDecision | None]
 """One step of the walk: a verdict, or None for no opinion."""
@@ -168,7 +168,7 @@ def protected_path(call: Call) -> PermissionDecision | None:
     for rule in (*context.rules.allow, *context.session_allow):
         if not rule.applies_to(call.name):
             continue
-        if not write_guard.rule_names(rule, write, call.target.mc):
+        if not protected_rules.rule_names(rule, write, call.target.mc):
             continue
         if RuleSet(allow=(rule,)).find("allow", call.name, call.subject, call.target.mc):
             return PermissionDecision("allow", rule=str(rule), source=DenialSource.RULE)

@@ -18,10 +18,10 @@ import anthropic
 from ..abort import AbortSignal
 from .assembler import StreamAssembler
 from .base import ModelRequest, ProviderEvent
+from .choice import keyless_base_url
 from .driver import drive_stream
 from .errors import AuthenticationError
 from .errors_map import map_anthropic_error
-from .factory import keyless_base_url
 from .retry import DEFAULT_RETRY, RetryPolicy
 from .sdk_client import SDKClientProvider, split_sdk_kwargs
 

@@ -19,9 +19,9 @@ import openai
 
 from ..abort import AbortSignal
 from .base import ModelRequest, ProviderEvent
+from .choice import split_model_name
 from .driver import drive_stream
 from .errors_map import map_openai_error
-from .factory import split_model_name
 from .openai_translate import OpenAIChunkAssembler, to_openai_body
 from .retry import DEFAULT_RETRY, RetryPolicy
 from .sdk_client import SDKClientProvider, split_sdk_kwargs

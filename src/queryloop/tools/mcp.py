@@ -10,7 +10,7 @@ A server that fails to start or dies later is reported in `statuses()` with a me
 tail of its stderr when there is one); the session goes on and calls to its tools return an
 is_error result saying the server is unavailable.
 
-Those tasks run on an `McpLoop` (an event loop in a thread of its own, `mcp_launch`), not on
+Those tasks run on an `McpLoop` (an event loop in a thread of its own, `mcp_loop`), not on
 the caller's loop: `start`, `close` and every request are sent there, so the servers start and
 answer while the caller's thread is busy with synchronous work. `launch_mcp` uses that to
 start the servers before this module (and the SDK) is even imported.
@@ -42,7 +42,7 @@ from mcp.shared.exceptions import MCPError
 
 from .base import ToolResult
 from .mcp_convert import Block, convert_call_result, convert_resource_contents
-from .mcp_launch import McpLoop
+from .mcp_loop import McpLoop
 from .mcp_server import McpServerConfig
 from .mcp_tool import McpTool
 

@@ -23,7 +23,6 @@ from pathlib import Path
 
 from .. import paths
 from ..protected import GIT_DIR, ProtectedEntry, ProtectedPaths
-from ..rules import MatchContext, PermissionRule
 from . import bash
 from .write_contents import listed_paths
 from .write_links import hard_link_entry
@@ -39,7 +38,7 @@ from .writes import (
     shell_writes,
 )
 
-_GLOB_CHARS = frozenset("*?[")
+GLOB_CHARS = frozenset("*?[")
 _SAMPLE_NAMES = (
     "config",
     "pre-commit",
@@ -444,7 +443,7 @@ def _name_matches(name: str, patterns: tuple[str, ...]) -> bool:
 def _glob_entry(protected: ProtectedPaths, pattern: str) -> ProtectedEntry | None:
     """A glob that matched nothing yet may still name a protected path (`.git/hooks/*`)."""
     literal = pattern.split("/")
-    cut = next((i for i, part in enumerate(literal) if _GLOB_CHARS & set(part)), len(literal))
+    cut = next((i for i, part in enumerate(literal) if GLOB_CHARS & set(part)), len(literal))
     prefix = "/".join(literal[:cut]) or "/"
     entry = protected.find(prefix) if cut < len(literal) else None
     if entry is not None:
@@ -475,48 +474,4 @@ def _merged_copy(
 
 
 def _is_glob(token: str) -> bool:
-    return bool(_GLOB_CHARS & set(token))
-
-
-def rule_names(rule: PermissionRule, write: ProtectedWrite, mc: MatchContext) -> bool:
-    """Does the allow rule name the protected path `write` reaches? Its literal (glob-free)
-    part must reach into the protected entry: `Edit(.queryloop/skills/**)` names the skills
-    folder, `Edit(**)` and `Edit(src/**)` do not; a Bash rule names it when it is the exact
-    command or one of its words is the path (or lies inside the protected entry)."""
-    content = (rule.content or "").strip()
-    if not content:
-        return False
-    if rule.tool == "Bash":
-        return _bash_rule_names(content, write, mc)
-    return _path_rule_names(rule, content, write, mc)
-
-
-def _path_rule_names(
-    rule: PermissionRule, content: str, write: ProtectedWrite, mc: MatchContext
-) -> bool:
-    pattern = paths.compile_pattern(content, root=rule.root or mc.cwd, cwd=mc.cwd, home=mc.home)
-    text = content.rstrip("/")
-    for prefix in ("//", "~/", "./", "/"):
-        if text.startswith(prefix):
-            text = text[len(prefix) :]
-            break
-    parts = text.split("/") if text else []
-    anchored = content.startswith(("/", "~", "./")) or "/" in content.rstrip("/")
-    cut = next((i for i, part in enumerate(parts) if _GLOB_CHARS & set(part)), len(parts))
-    if not anchored:  # `Edit(.mcp.json)`: a bare name names the entry called so
-        return cut == len(parts) and parts[-1:] == [write.entry.path.name]
-    literal = Path(os.path.normpath(os.path.join(pattern.base, *parts[:cut])))
-    entry = write.entry.path
-    return literal == entry or (entry in literal.parents and write.entry.is_dir)
-
-
-def _bash_rule_names(content: str, write: ProtectedWrite, mc: MatchContext) -> bool:
-    spec = content[:-2] if content.endswith(":*") else content
-    tokens = [t for t in spec.replace("*", " ").split() if t]
-    for token in tokens:
-        for path in expand(token.strip("'\""), False, [str(mc.cwd)], home=str(mc.home)):
-            literal = Path(os.path.normpath(path))
-            entry = write.entry.path
-            if literal == entry or (write.entry.is_dir and entry in literal.parents):
-                return True
-    return "*" not in content and not content.endswith(":*")  # an exact command line
+    return bool(GLOB_CHARS & set(token))
