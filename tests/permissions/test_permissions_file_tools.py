@@ -11,7 +11,13 @@ import pytest
 
 from queryloop.messages.blocks import ToolResultBlock, ToolUseBlock
 from queryloop.messages.types import UserMessage
-from queryloop.permissions import PermissionChecker, PermissionContext, PermissionMode, RuleSet
+from queryloop.permissions import (
+    PermissionChecker,
+    PermissionContext,
+    PermissionMode,
+    ReadDenials,
+    RuleSet,
+)
 from queryloop.tools.base import Tool, ToolContext
 from queryloop.tools.builtin import BashTool, GlobTool, GrepTool, LSTool, ReadTool
 from queryloop.tools.execution import run_tool_call
@@ -31,15 +37,14 @@ def project(tmp_path: Path) -> Path:
 
 
 async def call(tool: Tool, project: Path, rules: list[str], **input: Any) -> ToolResultBlock:
-    checker = PermissionChecker(
-        PermissionContext(
-            mode=PermissionMode.BYPASS,
-            rules=RuleSet.from_strings(deny=rules),
-            home=project.parent / "home",
-        )
+    context = PermissionContext(
+        mode=PermissionMode.BYPASS,
+        rules=RuleSet.from_strings(deny=rules),
+        home=project.parent / "home",
     )
+    checker = PermissionChecker(context)
     block = ToolUseBlock(id="toolu_1", name=tool.name, input=input)
-    ctx = ToolContext(cwd=project)
+    ctx = ToolContext(cwd=project, hidden_paths=ReadDenials(context))
     messages = [m async for m in run_tool_call(block, [tool], ctx, permission=checker)]
     results = [
         b

@@ -4,6 +4,7 @@ no string keys, and `tools/` imports nothing of the packages that provide them."
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,12 +28,13 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _hide_secret(path: Path) -> bool:
-    return path.name == "secret.txt"
+class _HideSecret:
+    def hides(self, cwd: Path) -> Callable[[Path], bool] | None:
+        return lambda path: path.name == "secret.txt"
 
 
 async def test_grep_glob_and_ls_skip_what_the_hidden_paths_field_hides(project: Path) -> None:
-    ctx = ToolContext(cwd=project, hidden_paths=_hide_secret)
+    ctx = ToolContext(cwd=project, hidden_paths=_HideSecret())
     grep = await call(GrepTool(), {"pattern": "token", "output_mode": "content"}, ctx)
     assert "public" in grep.text and "hunter2" not in grep.text
     glob = await call(GlobTool(), {"pattern": "*.txt"}, ctx)
@@ -45,10 +47,16 @@ async def test_grep_glob_and_ls_skip_what_the_hidden_paths_field_hides(project: 
 
 def test_a_subagent_context_keeps_the_services_and_copies_the_state(tmp_path: Path) -> None:
     tasks = TaskManager(None)
-    parent = ToolContext(cwd=tmp_path, tasks=tasks, loaded_deferred_tools=["mcp__a__b"])
+    hidden = _HideSecret()
+    parent = ToolContext(
+        cwd=tmp_path, tasks=tasks, loaded_deferred_tools=["mcp__a__b"], hidden_paths=hidden
+    )
     parent.file_snapshots["a.txt"] = FileTextSnapshot(1, 2, "hi")
+    parent.todos.append({"content": "parent's", "status": "pending"})
     child = child_context(parent, AbortSignal())
     assert child.tasks is tasks  # one task manager per session
+    assert child.hidden_paths is hidden and child.grants is parent.grants  # session services
+    assert child.todos == []  # the subagent keeps its own list
     assert child.loaded_deferred_tools == ["mcp__a__b"]
     child.loaded_deferred_tools.append("mcp__c__d")  # the child's loads are its own
     assert parent.loaded_deferred_tools == ["mcp__a__b"]

@@ -26,6 +26,7 @@ from ..context.facts import SessionFacts, derive_facts
 from ..context.memory_imports import ImportPolicy
 from ..context.queue import PromptQueue
 from ..context.user_context import PathRule
+from ..permissions import ReadDenials
 from ..permissions.rules import MatchContext
 from ..session import (
     LoadedSession,
@@ -154,6 +155,7 @@ async def assemble(
         subagents.host, sandbox, read_files=session.read_files,
         loaded_tools=session.loaded_tools,
         exec_guard=build_exec_guard(permission_context, notices),
+        hidden_paths=ReadDenials(permission_context),
     )  # fmt: skip
     checkpoints = build_checkpoints(tool_context)
     main = build_thread(

@@ -22,6 +22,7 @@ from ..tools.base import FileReadRecord, Tool, ToolContext, ToolObserver
 from ..tools.builtin import selected_builtin_names
 from ..tools.builtin.tool_search import ToolSearchTool
 from ..tools.deferred import is_mcp_tool
+from ..tools.services import HiddenPaths
 from .options import AgentOptions
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ def build_tool_context(
     read_files: dict[str, FileReadRecord] | None = None,
     loaded_tools: list[str] | None = None,
     exec_guard: ExecGuard | None = None,
+    hidden_paths: HiddenPaths | None = None,
 ) -> ToolContext:
     """The main thread's tool state: the folders it may read (the session folder holds
     spilled tool results the model is told to Read back; skills' folders), the env, the
@@ -93,6 +95,7 @@ def build_tool_context(
         subagents=subagents,
         sandbox=sandbox,
         exec_guard=exec_guard,
+        hidden_paths=hidden_paths,
         cwd=options.cwd,
         additional_dirs=[
             *workspace.settings.additional_directories,

@@ -57,7 +57,6 @@ from .sidechain import open_sidechain
 from .thread import ThreadOptions, ToolSet, build_thread
 
 PROGRESS_TYPE = "agent_progress"
-_STRICTNESS = ("plan", "default", "acceptEdits", "bypassPermissions")
 
 
 def new_agent_id() -> str:
@@ -138,7 +137,7 @@ def child_permission(parent: Any, definition: AgentDefinition) -> Any:
     mode = parent.context.mode
     if definition.permission_mode is not None:
         wanted = parse_mode(definition.permission_mode)
-        mode = min(mode, wanted, key=lambda m: _STRICTNESS.index(m.value))
+        mode = mode.stricter(wanted)
     context = dataclasses.replace(parent.context, mode=mode)
     return PermissionChecker(context, ask=parent.ask_handler, can_use_tool=parent.can_use_tool)
 
@@ -151,28 +150,9 @@ def child_context(
     agent_id: str | None = None,
     observer: ToolObserver | None = None,
 ) -> ToolContext:
-    """The subagent's own tool state: same folders and env, its own cwd, reads and todos;
-    its own `subagents` host, `agent_id` and timing `observer` (None: the runner's caller
-    gives none)."""
-    return ToolContext(
-        cwd=parent.cwd,
-        abort=abort,
-        subagents=subagents,
-        agent_id=agent_id,
-        additional_dirs=list(parent.additional_dirs),
-        read_files=dict(parent.read_files),
-        session_dir=parent.session_dir,
-        env=dict(parent.env),
-        extras=dict(parent.extras),
-        tasks=parent.tasks,
-        loaded_deferred_tools=list(parent.loaded_deferred_tools),
-        file_snapshots=dict(parent.file_snapshots),
-        original_cwd=parent.original_cwd,
-        observer=observer,
-        sandbox=parent.sandbox,  # a subagent's Bash is in the same sandbox
-        exec_guard=parent.exec_guard,
-        grants=parent.grants,  # a skill's grant lasts the prompt, in its subagents too
-    )
+    """The subagent's own tool state (`ToolContext.child`): its own `subagents` host,
+    `agent_id` and timing `observer` (None: the runner's caller gives none)."""
+    return parent.child(abort, subagents=subagents, agent_id=agent_id, observer=observer)
 
 
 def child_options(

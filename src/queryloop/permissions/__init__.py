@@ -15,6 +15,7 @@ from .checker import (
     PermissionRequest,
     PermissionResult,
 )
+from .hidden import ReadDenials
 from .modes import EDIT_TOOLS, READ_TOOLS, PermissionMode, parse_mode
 from .rules import MatchContext, PermissionRule, RuleSet
 
@@ -32,6 +33,7 @@ __all__ = [
     "PermissionRequest",
     "PermissionResult",
     "PermissionRule",
+    "ReadDenials",
     "RuleSet",
     "parse_mode",
 ]

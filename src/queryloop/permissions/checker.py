@@ -145,7 +145,6 @@ class PermissionChecker:
         `allow` skips the question as an allow rule would, never a deny rule, a fail-closed
         doubt, plan mode, an ask rule or a protected path; its `ask` asks even where the
         rules or the mode would allow."""
-        self._install_hidden(ctx)
         call = await build_call(tool, input, ctx, self.context, hook)
         verdict = pipeline.walk(call)
         if verdict.decision.behavior != "ask":
@@ -173,7 +172,6 @@ class PermissionChecker:
         hook: PreToolUseOutcome | None = None,
     ) -> PermissionDecision:
         """The walk of steps without asking anyone: allow, deny, or ask (with the reason)."""
-        self._install_hidden(ctx)
         call = await build_call(tool, input, ctx, self.context, hook)
         return pipeline.walk(call).decision
 
@@ -184,19 +182,6 @@ class PermissionChecker:
         path an opaque program names), or None; see `permissions.protected`."""
         target = Target.of(tool, input, ctx, self.context.home)
         return call_facts.protected_write(tool, target, ctx, self.context)
-
-    def _install_hidden(self, ctx: ToolContext) -> None:
-        """Let Grep, Glob and LS skip what `Read` deny rules protect (`ctx.hidden_paths`)."""
-        if not any(r.tool == "Read" and r.content for r in self.context.rules.deny):
-            ctx.hidden_paths = None
-            return
-        context = self.context
-
-        def hidden(path: Path) -> bool:
-            mc = MatchContext(ctx.cwd, context.home)
-            return context.rules.find("deny", "Read", str(path), mc) is not None
-
-        ctx.hidden_paths = hidden
 
     async def _ask(self, call: call_facts.Call, verdict: pipeline.Verdict) -> PermissionDecision:
         """Put the walk's ask to a person; with nobody to ask, the denial says what to do."""

@@ -22,6 +22,20 @@ class PermissionMode(StrEnum):
     PLAN = "plan"
     BYPASS = "bypassPermissions"
 
+    def stricter(self, other: PermissionMode) -> PermissionMode:
+        """The one of the two that allows less (plan < default < acceptEdits < bypass): a
+        subagent runs in the stricter of its parent's mode and the one it asks for."""
+        return min(self, other, key=_STRICTNESS.index)
+
+
+_STRICTNESS = (
+    PermissionMode.PLAN,
+    PermissionMode.DEFAULT,
+    PermissionMode.ACCEPT_EDITS,
+    PermissionMode.BYPASS,
+)
+"""From the mode that allows least to the one that allows most."""
+
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 """Tools an `Edit(...)` rule applies to (Claude Code: Edit rules cover every file-editing tool)."""

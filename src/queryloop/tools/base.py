@@ -12,9 +12,9 @@ a tool can never crash the loop.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -155,7 +155,8 @@ class ToolContext:
     """The agent id of a subagent's thread (None on the main thread): background tasks it
     starts are its own."""
     hidden_paths: HiddenPaths | None = None
-    """What `Read` deny rules hide from Grep, Glob and LS (set by the permission checker)."""
+    """What `Read` deny rules hide from Grep, Glob and LS (`permissions.ReadDenials`, built
+    once per session; None: nothing is hidden). Tools ask `hidden()`."""
     loaded_deferred_tools: list[str] = field(default_factory=list)
     """Names of the deferred tools ToolSearch loaded, in load order (`tools.deferred`)."""
     file_snapshots: dict[str, FileTextSnapshot] = field(default_factory=dict)
@@ -178,6 +179,37 @@ class ToolContext:
     def __post_init__(self) -> None:
         if self.original_cwd is None:
             self.original_cwd = self.cwd
+
+    def child(
+        self,
+        abort: AbortSignal,
+        *,
+        subagents: SubagentService | None = None,
+        agent_id: str | None = None,
+        observer: ToolObserver | None = None,
+    ) -> ToolContext:
+        """A subagent's context: the session's services shared (tasks, sandbox, exec check,
+        hidden paths, the prompt's skill grants), the per-thread state copied (folders, env,
+        what was read, loaded deferred tools), its own todos, abort signal, subagent host,
+        agent id and observer. Every field is decided here, next to its declaration."""
+        return replace(
+            self,
+            abort=abort,
+            subagents=subagents,
+            agent_id=agent_id,
+            observer=observer,
+            additional_dirs=list(self.additional_dirs),
+            read_files=dict(self.read_files),
+            todos=[],
+            env=dict(self.env),
+            extras=dict(self.extras),
+            loaded_deferred_tools=list(self.loaded_deferred_tools),
+            file_snapshots=dict(self.file_snapshots),
+        )
+
+    def hidden(self) -> Callable[[Path], bool] | None:
+        """What `Read` deny rules hide from a tool working in `cwd` (None: nothing)."""
+        return None if self.hidden_paths is None else self.hidden_paths.hides(self.cwd)
 
     @property
     def working_dirs(self) -> list[Path]:

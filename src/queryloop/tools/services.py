@@ -16,11 +16,17 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from .base import PermissionChecker, Tool, ToolHooks
 
-HiddenPaths = Callable[[Path], bool]
-"""True for a path that `Read` deny rules protect. The permission checker puts one on the
-context before each call (None when no `Read` deny rule exists); Grep, Glob and LS skip every
-path it hides, so `Grep(".")` never prints the lines of a `Read(./.env)`-denied file, and Glob
-and LS do not list it."""
+
+@runtime_checkable
+class HiddenPaths(Protocol):
+    """What `Read` deny rules protect, as Grep, Glob and LS skip it: `Grep(".")` never prints
+    the lines of a `Read(./.env)`-denied file, and Glob and LS do not list it. The session
+    builds one (`permissions.ReadDenials`); the tools ask it through `ToolContext.hidden()`."""
+
+    def hides(self, cwd: Path) -> Callable[[Path], bool] | None:
+        """True for each path hidden from a tool working in `cwd`; None when no rule hides
+        anything (a search may then use ripgrep, which cannot ask per file)."""
+        ...
 
 
 @runtime_checkable

@@ -56,7 +56,7 @@ class GlobTool(PathTool[GlobInput]):
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         root = resolve_path(ctx, input.path or ".")
         matches = await asyncio.to_thread(find_files, root, input.pattern)
-        hidden = ctx.hidden_paths
+        hidden = ctx.hidden()
         if hidden is not None:
             matches = [m for m in matches if not hidden(m)]
         if not matches:

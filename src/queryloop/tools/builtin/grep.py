@@ -77,7 +77,7 @@ class GrepTool(PathTool[GrepInput]):
         return None
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
-        query = _query(input, resolve_path(ctx, input.path or "."), ctx.hidden_paths)
+        query = _query(input, resolve_path(ctx, input.path or "."), ctx.hidden())
         if self.rg_path and query.hidden is None:
             lines = await search_ripgrep(self.rg_path, query)
         else:

@@ -53,7 +53,7 @@ class LSTool(PathTool[LSInput]):
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
         root = resolve_path(ctx, input.path or ".")
-        hidden = ctx.hidden_paths
+        hidden = ctx.hidden()
         lines, truncated = await asyncio.to_thread(
             list_tree, root, tuple(input.ignore or ()), hidden
         )
