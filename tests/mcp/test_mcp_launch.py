@@ -3,13 +3,14 @@ busy with synchronous work (importing the model SDK, running git) the whole time
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import mcp.client.stdio as sdk_stdio
 
-from queryloop.tools.mcp import STDIO_EXIT_GRACE, STDIO_KILL_GRACE
+from queryloop.tools.mcp import STDIO_EXIT_GRACE, STDIO_KILL_GRACE, McpManager
 from queryloop.tools.mcp_launch import launch_mcp
 from queryloop.tools.mcp_server import McpServerConfig
 
@@ -40,11 +41,22 @@ async def test_servers_connect_while_the_callers_loop_is_blocked(tmp_path: Path)
     assert {s.state for s in manager.statuses().values()} == {"closed"}
 
 
-def test_the_sdk_still_reads_the_shutdown_waits_we_set() -> None:
-    """`bound_stdio_shutdown` sets module attributes of the SDK's stdio client; an SDK that
+async def test_the_sdk_still_reads_the_shutdown_waits_we_set() -> None:
+    """Starting servers sets module attributes of the SDK's stdio client; an SDK that
     renamed them would silently wait its own 2 s + 2 s again at every exit."""
+    async with McpManager({}):
+        pass
     assert sdk_stdio.PROCESS_TERMINATION_TIMEOUT == STDIO_EXIT_GRACE
     assert sdk_stdio.FORCE_KILL_TIMEOUT == STDIO_KILL_GRACE
     source = Path(sdk_stdio.__file__).read_text()
     assert "_wait_for_process_exit(process, PROCESS_TERMINATION_TIMEOUT)" in source
     assert "terminate_posix_process_tree(process, FORCE_KILL_TIMEOUT)" in source
+
+
+def test_importing_queryloop_leaves_the_sdk_as_it_is() -> None:
+    code = (
+        "import queryloop.tools.mcp, mcp.client.stdio as s; "
+        "print(s.PROCESS_TERMINATION_TIMEOUT, s.FORCE_KILL_TIMEOUT)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["2.0", "2.0"]

@@ -64,13 +64,13 @@ ServerState = Literal["pending", "connected", "failed", "closed"]
 
 
 def bound_stdio_shutdown() -> None:
-    """Apply our shutdown waits to the SDK's stdio client (its module-level policy, read at
-    every shutdown; tests/mcp check the names still exist)."""
+    """Apply our shutdown waits to the SDK's stdio client. They are module-level policy there,
+    read at every shutdown, with no parameter to pass them by: so they are set when queryloop
+    starts its own servers (`McpManager.start`), never by importing queryloop, which leaves
+    the SDK as it is for a program that uses it for itself. tests/mcp check the names still
+    exist."""
     sdk_stdio.PROCESS_TERMINATION_TIMEOUT = STDIO_EXIT_GRACE
     sdk_stdio.FORCE_KILL_TIMEOUT = STDIO_KILL_GRACE
-
-
-bound_stdio_shutdown()
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +228,7 @@ class McpManager:
         """Connect every server concurrently; returns when each is connected or has failed."""
         if self._loop is None:
             self._loop = McpLoop()
+        bound_stdio_shutdown()
         # Servers started and never closed (a start-up error after this) still end at exit.
         self._loop.on_exit(self, self._close_here)
         await self._loop.run(self._start_here())
