@@ -135,7 +135,7 @@ def _command_of(server: McpServerConfig) -> tuple[str, ...]:
 
 class McpPolicyMerger:
     """`allowedMcpServers`, `deniedMcpServers` and `allowManagedMcpServersOnly` across
-    settings files (`config.merge`)."""
+    settings files (an entry of `config.keys`)."""
 
     def __init__(self) -> None:
         self.allowed: dict[bool, list[ServerEntry]] = {}  # by "from a managed file"

@@ -24,6 +24,7 @@ from .settings_file import (
     Journal,
     KeyRule,
     SettingsFile,
+    SettingsProblem,
     SettingsScope,
     Severity,
 )
@@ -188,6 +189,10 @@ class SettingsMerger:
         for entry, rule in self._rules:
             if rule is not None and entry.read_from(file):
                 rule.add(file.data, ctx)
+
+    def unreadable(self, problem: SettingsProblem) -> None:
+        """A file that could not be read or parsed (it adds nothing else)."""
+        self.journal.problems.append(problem)
 
     def result(self) -> dict[str, Any]:
         """Each field's merged value, with the journal's (files, problems, ignored,

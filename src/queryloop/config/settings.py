@@ -13,15 +13,17 @@ beside queryloop's at each scope, queryloop's file after it (it wins for single 
    administrator; always trusted, wins over the others
 
 Rule lists and hooks concatenate; `env` merges key by key; `model` and `permissions.defaultMode`
-take the last file that sets them (`config.merge`). Every problem becomes a `SettingsProblem`
-naming the file, line and column and the fix. Settings fail closed: a file that cannot be read
-or parsed, a value of the wrong type and a deny or ask rule that does not parse are *errors*
-(`Settings.errors`), and `config.workspace.load_workspace` refuses to run with any of them —
-nothing ever runs with fewer deny rules than the user wrote. An unknown key, a Claude Code key
-queryloop does not use (`config.claude_settings`) and an allow rule that does not parse
-(dropped: that never loosens anything) are *warnings*. An untrusted project (see
-`config.trust`) contributes only its deny rules and `model`, in either layout; what it would
-have added is listed in `Settings.ignored`.
+take the last file that sets them: each key's rule is its entry in the table of keys
+(`config.keys`), which `config.merge` walks. Every problem becomes a `SettingsProblem` naming
+the file, line and column and the fix (`config.settings_file`, where each file is read once).
+Settings fail closed: a file that cannot be read or parsed, a value of the wrong type and a
+deny or ask rule that does not parse are *errors* (`Settings.errors`), and
+`config.workspace.load_workspace` refuses to run with any of them — nothing ever runs with
+fewer deny rules than the user wrote. An unknown key, a Claude Code key queryloop does not use
+(`config.claude_settings`) and an allow rule that does not parse (dropped: that never loosens
+anything) are *warnings*. An untrusted project (see `config.trust`) contributes only what
+narrows (its deny rules, the tightening switches, a stricter sandbox, refusals) and `model`,
+in either layout; what it would have added is listed in `Settings.ignored`.
 """
 
 from __future__ import annotations
@@ -58,9 +60,8 @@ from .settings_file import (
     SettingsScope,
     SettingsSource,
     Severity,
-    parse_settings_text,
     read_settings_file,
-    read_settings_text,
+    read_source,
 )
 
 if TYPE_CHECKING:
@@ -232,20 +233,9 @@ def load_settings(
     for source in settings_paths(cwd, user_home, claude_dir=claude_dir):
         if not sources.reads(source.scope.value):
             continue
-        file, problem = _read(source)
+        file, problem = read_source(source)
         if problem is not None:
-            merger.journal.problems.append(problem)
+            merger.unreadable(problem)
         if file is not None:
             merger.add(file, trusted=trusted or not source.is_project)
     return Settings(**merger.result())
-
-
-def _read(source: SettingsSource) -> tuple[SettingsFile | None, SettingsProblem | None]:
-    """The file at `source`, read once: its text is kept to locate problems in."""
-    text, problem = read_settings_text(source.path)
-    if text is None:
-        return None, problem
-    data, problem = parse_settings_text(source.path, text)
-    if data is None:
-        return None, problem
-    return SettingsFile(source.scope, source.path, data, source.layout, text), problem

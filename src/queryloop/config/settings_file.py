@@ -123,6 +123,17 @@ def read_settings_file(path: Path) -> tuple[dict[str, Any] | None, SettingsProbl
     return parse_settings_text(path, text)
 
 
+def read_source(source: SettingsSource) -> tuple[SettingsFile | None, SettingsProblem | None]:
+    """The file at `source`, read once: its text is kept to locate problems in."""
+    text, problem = read_settings_text(source.path)
+    if text is None:
+        return None, problem
+    data, problem = parse_settings_text(source.path, text)
+    if data is None:
+        return None, problem
+    return SettingsFile(source.scope, source.path, data, source.layout, text), None
+
+
 def locate(text: str, key: str) -> tuple[int, int]:
     """Line and column of the first `"key"` in `text` (JSON has no positions after parsing);
     1:1 when it cannot be found (an escaped spelling)."""
