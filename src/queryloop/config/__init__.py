@@ -9,7 +9,9 @@
 - `memory`: the memory files (QUERYLOOP.md, AGENTS.md, CLAUDE.md, CLAUDE.local.md, with their
   `@path` imports), found and read, and the once-per-session context (`SessionContext`);
 - `claude_settings`: how Claude Code's settings keys and values are read (leniency);
-- `merge`: how the settings files merge; `mcp_approval`: which `.mcp.json` servers start;
+- `keys`: the table of settings keys, one entry per setting (`settings_file` below it reads
+  one file; `merge` walks the table; `permission_settings`, `hook_settings` are two of its
+  rules); `mcp_approval`: which `.mcp.json` servers start;
   `mcp_policy`: which MCP servers may start at all (`allowedMcpServers`, `deniedMcpServers`);
   `url_patterns`: the `*` URL patterns those and `allowedHttpHookUrls` use.
 

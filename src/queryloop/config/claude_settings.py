@@ -5,8 +5,8 @@ top-level key of Claude Code's settings schema (SchemaStore's `claude-code-setti
 the schema Claude Code's own settings files point to, and code.claude.com/docs/en/settings)
 is one of:
 
-- implemented: read and acted on (`config.settings.TOP_LEVEL_KEYS`; `enabledPlugins` by
-  `config.plugins`);
+- implemented: read and acted on (`config.keys.SETTINGS_TABLE`, whose keys are
+  `TOP_LEVEL_KEYS`);
 - `CLAUDE_NOT_APPLICABLE`: it only turns off or restricts a Claude Code feature queryloop does
   not have (auto mode, remote control, marketplaces, logins, …), so it holds as written and
   there is nothing to say;

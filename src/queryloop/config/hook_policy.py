@@ -18,12 +18,13 @@ the user's. A URL pattern without `scheme://host` is dropped with a warning (tha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ..hooks import HooksConfig, HttpHook
 from ..hooks.config import Hook
 from .sandbox import Problem
+from .settings_file import FileContext
 from .url_patterns import is_url_pattern, url_matches
 
 
@@ -73,26 +74,19 @@ class HttpHookPolicyMerger:
         self.urls: list[str] | None = None
         self.env_vars: set[str] | None = None
 
-    def add(
-        self,
-        data: Mapping[str, object],
-        *,
-        trusted: bool,
-        problem: Problem,
-        ignore: Callable[[str], None],
-    ) -> None:
+    def add(self, data: Mapping[str, object], ctx: FileContext) -> None:
         """One file's keys."""
-        urls = _strings(data, "allowedHttpHookUrls", problem)
-        names = _strings(data, "httpHookAllowedEnvVars", problem)
-        if not trusted:
+        urls = _strings(data, "allowedHttpHookUrls", ctx.flag)
+        names = _strings(data, "httpHookAllowedEnvVars", ctx.flag)
+        if not ctx.trusted:
             for key, value in (("allowedHttpHookUrls", urls), ("httpHookAllowedEnvVars", names)):
                 if value is not None:
-                    ignore(f"{key} (an untrusted project cannot widen it)")
+                    ctx.ignore(f"{key} (an untrusted project cannot widen it)")
             return
         if urls is not None:
             for bad in (u for u in urls if not is_url_pattern(u)):
                 message = f"allowedHttpHookUrls: {bad!r} is not a URL pattern such as "
-                problem(bad, message + "'https://hooks.example.com/*'; it was dropped", False)
+                ctx.flag(bad, message + "'https://hooks.example.com/*'; it was dropped", False)
             self.urls = [*(self.urls or ()), *(u for u in urls if is_url_pattern(u))]
         if names is not None:
             self.env_vars = (self.env_vars or set()) | set(names)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from .settings_file import FileContext
 
 if TYPE_CHECKING:
     from ..tools.mcp_server import McpServerConfig
@@ -38,6 +40,35 @@ class McpJsonApproval:
         if name in self.disabled:
             return False
         return self.enable_all or self.enabled is None or name in self.enabled
+
+
+class McpApprovalMerger:
+    """The three approval keys across settings files. An untrusted project's approvals are
+    ignored; its refusals count (they only narrow)."""
+
+    def __init__(self) -> None:
+        self.enable_all = False
+        self.enabled: set[str] | None = None
+        self.disabled: set[str] = set()
+
+    def add(self, data: Mapping[str, Any], ctx: FileContext) -> None:
+        """One file's keys."""
+        self.disabled.update(ctx.strings(data, "disabledMcpjsonServers"))
+        enabled = ctx.strings(data, "enabledMcpjsonServers")
+        enable_all = ctx.boolean(data, "enableAllProjectMcpServers")
+        if not ctx.trusted:
+            if enabled or enable_all:
+                ctx.ignore("MCP server approvals")
+            return
+        if "enabledMcpjsonServers" in data:
+            self.enabled = (self.enabled or set()) | set(enabled)
+        if enable_all is not None:
+            self.enable_all = enable_all
+
+    def result(self) -> McpJsonApproval:
+        """The merged approvals."""
+        enabled = frozenset(self.enabled) if self.enabled is not None else None
+        return McpJsonApproval(self.enable_all, enabled, frozenset(self.disabled))
 
 
 def approved_servers(

@@ -30,12 +30,13 @@ one it has in the session (a plugin's: `plugin_<plugin>_<server>`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from .mcp import expand_vars
 from .sandbox import Problem
+from .settings_file import FileContext
 from .url_patterns import is_url_pattern, url_matches
 
 if TYPE_CHECKING:
@@ -134,43 +135,24 @@ def _command_of(server: McpServerConfig) -> tuple[str, ...]:
 
 class McpPolicyMerger:
     """`allowedMcpServers`, `deniedMcpServers` and `allowManagedMcpServersOnly` across
-    settings files (`config.merge`)."""
+    settings files (an entry of `config.keys`)."""
 
     def __init__(self) -> None:
         self.allowed: dict[bool, list[ServerEntry]] = {}  # by "from a managed file"
         self.denied: list[ServerEntry] = []
         self.managed_only = False
 
-    def add(
-        self,
-        data: Mapping[str, object],
-        *,
-        managed: bool,
-        trusted: bool,
-        problem: Problem,
-        ignore: Callable[[str], None],
-    ) -> None:
-        """One file's keys."""
-        denied = self._entries(data, "deniedMcpServers", problem)
+    def add(self, data: Mapping[str, object], ctx: FileContext) -> None:
+        """One file's keys: an untrusted project's allowlist is ignored (it would widen the
+        user's), its denials count."""
+        denied = self._entries(data, "deniedMcpServers", ctx.flag)
         self.denied.extend(denied or ())
-        allowed = self._entries(data, "allowedMcpServers", problem)
-        if allowed is not None and not trusted:
-            ignore("allowedMcpServers (an untrusted project cannot widen the allowlist)")
+        allowed = self._entries(data, "allowedMcpServers", ctx.flag)
+        if allowed is not None and not ctx.trusted:
+            ctx.ignore("allowedMcpServers (an untrusted project cannot widen the allowlist)")
         elif allowed is not None:
-            self.allowed.setdefault(managed, []).extend(allowed)
-        only = data.get("allowManagedMcpServersOnly")
-        if only is not None and not isinstance(only, bool):
-            problem(
-                "allowManagedMcpServersOnly",
-                "'allowManagedMcpServersOnly' must be true or false",
-                True,
-            )
-        elif only and not managed:
-            message = (
-                "'allowManagedMcpServersOnly' is honoured in managed settings only (ignored here)"
-            )
-            problem("allowManagedMcpServersOnly", message, False)
-        elif only:
+            self.allowed.setdefault(ctx.managed, []).extend(allowed)
+        if ctx.managed_switch(data, "allowManagedMcpServersOnly"):
             self.managed_only = True
 
     def result(self) -> McpServerPolicy:

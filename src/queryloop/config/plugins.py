@@ -52,6 +52,7 @@ from ..hooks import CommandHook, HookMatcher, HooksConfig, parse_hooks
 from ..tools.mcp_server import McpServerConfig
 from .hook_conditions import RuleCondition
 from .mcp import MCP_JSON, parse_server
+from .settings_file import FileContext, Severity
 
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 HOOKS_FILE = Path("hooks") / "hooks.json"
@@ -136,34 +137,26 @@ class EnabledPluginsMerger:
     def __init__(self) -> None:
         self.entries: dict[str, EnabledPlugin] = {}
 
-    def add(
-        self,
-        raw: object,
-        *,
-        source: Path,
-        trusted: bool,
-        problem: Callable[[str, str], None],
-        ignore: Callable[[str], None],
-        warn: Callable[[str, str], None] | None = None,
-    ) -> None:
-        """Read one file's `enabledPlugins` (`problem(key, message)` for a wrong value;
-        `warn(key, message)` for a value Claude Code accepts that queryloop does not use)."""
+    def add(self, data: Mapping[str, object], ctx: FileContext) -> None:
+        """One file's `enabledPlugins`: a wrong value is an error; a list (Claude Code's
+        schema allows one) a warning, since queryloop does not use it."""
+        raw = data.get("enabledPlugins")
         if raw is None:
             return
         if not isinstance(raw, Mapping):
-            problem("enabledPlugins", "'enabledPlugins' must be an object of \"name@market\": bool")
+            message = "'enabledPlugins' must be an object of \"name@market\": bool"
+            ctx.problem("enabledPlugins", message)
             return
         for key, value in raw.items():
             if _string_list(value):  # Claude Code's schema allows a list of strings too
-                if warn is not None:
-                    note = "a list value is not understood by queryloop; the plugin is not loaded"
-                    warn(key, f"enabledPlugins {key!r}: {note}")
+                note = "a list value is not understood by queryloop; the plugin is not loaded"
+                ctx.problem(key, f"enabledPlugins {key!r}: {note}", Severity.WARNING)
             elif not isinstance(value, bool):
-                problem(key, f"enabledPlugins {key!r} must be true or false")
-            elif not trusted:
-                ignore(f"enabledPlugins {key}")
+                ctx.problem(key, f"enabledPlugins {key!r} must be true or false")
+            elif not ctx.trusted:
+                ctx.ignore(f"enabledPlugins {key}")
             else:
-                self.entries[key] = EnabledPlugin(key, value, source)
+                self.entries[key] = EnabledPlugin(key, value, ctx.file.path)
 
     def result(self) -> dict[str, EnabledPlugin]:
         """The entries in force."""

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..sandbox.domains import DomainPattern
+from .settings_file import FileContext
 
 SANDBOX_KEYS = frozenset(
     {
@@ -137,24 +138,16 @@ class SandboxMerger:
             allow_all_unix_sockets=self.all_unix_sockets,
         )
 
-    def add(
-        self,
-        raw: object,
-        *,
-        root: Path,
-        trusted: bool,
-        managed: bool,
-        problem: Problem,
-        ignore: Callable[[str], None],
-    ) -> None:
-        """One file's `sandbox` value. `problem` hears wrong types and values; `ignore` what
-        an untrusted file asked for that would loosen the sandbox."""
+    def add(self, data: Mapping[str, object], ctx: FileContext) -> None:
+        """One file's `sandbox` value: wrong types and values are problems; what an untrusted
+        file asked for that would loosen the sandbox is listed as ignored."""
+        raw = data.get("sandbox")
         if raw is None:
             return
         if not isinstance(raw, Mapping):
-            problem("sandbox", "'sandbox' must be an object", True)
+            ctx.problem("sandbox", "'sandbox' must be an object")
             return
-        _File(self, root, trusted, managed, problem, ignore).add(raw)
+        _File(self, ctx.root, ctx.trusted, ctx.managed, ctx.flag, ctx.ignore).add(raw)
 
 
 class _File:

@@ -13,29 +13,28 @@ beside queryloop's at each scope, queryloop's file after it (it wins for single 
    administrator; always trusted, wins over the others
 
 Rule lists and hooks concatenate; `env` merges key by key; `model` and `permissions.defaultMode`
-take the last file that sets them (`config.merge`). Every problem becomes a `SettingsProblem`
-naming the file, line and column and the fix. Settings fail closed: a file that cannot be read
-or parsed, a value of the wrong type and a deny or ask rule that does not parse are *errors*
-(`Settings.errors`), and `config.workspace.load_workspace` refuses to run with any of them —
-nothing ever runs with fewer deny rules than the user wrote. An unknown key, a Claude Code key
-queryloop does not use (`config.claude_settings`) and an allow rule that does not parse
-(dropped: that never loosens anything) are *warnings*. An untrusted project (see
-`config.trust`) contributes only its deny rules and `model`, in either layout; what it would
-have added is listed in `Settings.ignored`.
+take the last file that sets them: each key's rule is its entry in the table of keys
+(`config.keys`), which `config.merge` walks. Every problem becomes a `SettingsProblem` naming
+the file, line and column and the fix (`config.settings_file`, where each file is read once).
+Settings fail closed: a file that cannot be read or parsed, a value of the wrong type and a
+deny or ask rule that does not parse are *errors* (`Settings.errors`), and
+`config.workspace.load_workspace` refuses to run with any of them — nothing ever runs with
+fewer deny rules than the user wrote. An unknown key, a Claude Code key queryloop does not use
+(`config.claude_settings`) and an allow rule that does not parse (dropped: that never loosens
+anything) are *warnings*. An untrusted project (see `config.trust`) contributes only what
+narrows (its deny rules, the tightening switches, a stricter sandbox, refusals) and `model`,
+in either layout; what it would have added is listed in `Settings.ignored`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..compact.policy import CompactionName
-from ..errors import ConfigError
 from ..hooks import HooksConfig
 from ..permissions.modes import PermissionMode
 from ..permissions.protected import ProtectedEntry
@@ -49,132 +48,50 @@ from .discovery import (
     claude_managed_dir,
 )
 from .hook_policy import HttpHookPolicy
+from .keys import SETTINGS_TABLE, TOP_LEVEL_KEYS
 from .mcp_approval import McpJsonApproval
 from .mcp_policy import McpServerPolicy
+from .merge import SettingsMerger
 from .plugins import EnabledPlugin
 from .sandbox import SandboxSettings
+from .settings_file import (
+    SettingsFile,
+    SettingsProblem,
+    SettingsScope,
+    SettingsSource,
+    Severity,
+    read_settings_file,
+    read_source,
+)
 
 if TYPE_CHECKING:
     from ..context.cache_ttl import CacheTtlSetting
 
-
-class SettingsScope(StrEnum):
-    """Where a settings file lives."""
-
-    USER = "user"
-    PROJECT = "project"
-    LOCAL = "local"
-    MANAGED = "managed"
-
-
-class Severity(StrEnum):
-    """An error stops the run before any request; a warning is shown and the run goes on."""
-
-    ERROR = "error"
-    WARNING = "warning"
+__all__ = [
+    "CLAUDE_MANAGED_DROP_INS",
+    "CLAUDE_MANAGED_FILE",
+    "MANAGED_SETTINGS",
+    "TOP_LEVEL_KEYS",
+    "Settings",
+    "SettingsFile",
+    "SettingsProblem",
+    "SettingsScope",
+    "SettingsSource",
+    "Severity",
+    "claude_managed_paths",
+    "claude_protected_entries",
+    "load_settings",
+    "managed_settings_path",
+    "queryloop_home",
+    "read_settings_file",
+    "settings_paths",
+    "user_settings_path",
+]
 
 
 MANAGED_SETTINGS = Path("/etc/queryloop/managed-settings.json")
 CLAUDE_MANAGED_FILE = "managed-settings.json"
 CLAUDE_MANAGED_DROP_INS = "managed-settings.d"
-TOP_LEVEL_KEYS = frozenset(
-    {
-        "permissions",
-        "hooks",
-        "env",
-        "model",
-        "toolSearch",
-        "compaction",
-        "cacheTtl",
-        "trustedFolders",
-        "sandbox",
-        "enabledPlugins",
-        "$schema",
-        "enableAllProjectMcpServers",
-        "enabledMcpjsonServers",
-        "disabledMcpjsonServers",
-        "disableAllHooks",
-        "allowManagedHooksOnly",
-        "allowManagedPermissionRulesOnly",
-        "allowedMcpServers",
-        "deniedMcpServers",
-        "allowManagedMcpServersOnly",
-        "allowedHttpHookUrls",
-        "httpHookAllowedEnvVars",
-        "disableSkillShellExecution",
-    }
-)
-"""Keys settings files may hold and queryloop implements (add new settings here); Claude
-Code's other keys are classified in `config.claude_settings`; any other is a warning."""
-PERMISSION_KEYS = frozenset(
-    {
-        "allow",
-        "ask",
-        "deny",
-        "defaultMode",
-        "additionalDirectories",
-        "disableBypassPermissionsMode",
-        "denyInsteadOfPrompting",
-        "blockWritesOutsideWorkingDirectories",
-    }
-)
-TIGHTENING_FLAGS = {
-    "denyInsteadOfPrompting": "deny_instead_of_prompting",
-    "blockWritesOutsideWorkingDirectories": "block_writes_outside",
-}
-"""Boolean `permissions` keys that only tighten: `true` in any file (an untrusted project's
-included) turns them on, and no file's `false` turns them off (Claude Code: "true from any
-scope, honored even when a managed source sets false")."""
-
-
-@dataclass(frozen=True, slots=True)
-class SettingsProblem:
-    """A settings file that could not be (fully) used; shown to the user as a warning."""
-
-    path: Path
-    message: str
-    line: int | None = None
-    column: int | None = None
-    severity: Severity = Severity.ERROR
-
-    @property
-    def is_error(self) -> bool:
-        """True when the run must not start (see `Severity`)."""
-        return self.severity is Severity.ERROR
-
-    def __str__(self) -> str:
-        where = str(self.path)
-        if self.line is not None:
-            where += f":{self.line}:{self.column or 1}"
-        return f"{where}: {self.message}"
-
-    def as_error(self) -> ConfigError:
-        """The same problem as an exception, for callers that want to fail hard."""
-        return ConfigError(str(self))
-
-
-@dataclass(frozen=True, slots=True)
-class SettingsSource:
-    """Where a settings file may be: its scope, path and layout."""
-
-    scope: SettingsScope
-    path: Path
-    layout: Layout = Layout.QUERYLOOP
-
-    @property
-    def is_project(self) -> bool:
-        """A project's own file (project or local scope): it needs trust to widen anything."""
-        return self.scope in (SettingsScope.PROJECT, SettingsScope.LOCAL)
-
-
-@dataclass(frozen=True, slots=True)
-class SettingsFile:
-    """One settings file that was read."""
-
-    scope: SettingsScope
-    path: Path
-    data: Mapping[str, Any]
-    layout: Layout = Layout.QUERYLOOP
 
 
 @dataclass(frozen=True)
@@ -296,27 +213,6 @@ def settings_paths(
     ]
 
 
-def read_settings_file(path: Path) -> tuple[dict[str, Any] | None, SettingsProblem | None]:
-    """The file's JSON object; None and no problem when absent; None and a problem when broken."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return None, SettingsProblem(path, f"cannot read settings file: {reason}", 1, 1)
-    if not text.strip():
-        return {}, None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        fix = "fix the JSON syntax (no comments or trailing commas)"
-        return None, SettingsProblem(path, f"invalid JSON: {exc.msg}; {fix}", exc.lineno, exc.colno)
-    if not isinstance(data, dict):
-        return None, SettingsProblem(path, "settings must be a JSON object", 1, 1)
-    return data, None
-
-
 def load_settings(
     cwd: Path,
     *,
@@ -333,16 +229,13 @@ def load_settings(
     `sources` leaves out is not read at all, in either layout (its deny rules do not apply
     either, as with Claude Code's `--setting-sources`); the managed settings always are.
     """
-    from .merge import SettingsMerger
-
-    merger = SettingsMerger(cwd)
+    merger = SettingsMerger(cwd, SETTINGS_TABLE)
     for source in settings_paths(cwd, user_home, claude_dir=claude_dir):
         if not sources.reads(source.scope.value):
             continue
-        data, problem = read_settings_file(source.path)
+        file, problem = read_source(source)
         if problem is not None:
-            merger.problems.append(problem)
-        if data is not None:
-            file = SettingsFile(source.scope, source.path, data, source.layout)
+            merger.unreadable(problem)
+        if file is not None:
             merger.add(file, trusted=trusted or not source.is_project)
-    return merger.result()
+    return Settings(**merger.result())
