@@ -244,7 +244,11 @@ class AgentOptions:
     @classmethod
     def of(cls, **values: Any) -> AgentOptions:
         """The options from flat keywords, each put in its group as given (`Agent(...)`
-        also checks and normalises them: `make_options`)."""
+        also checks and normalises them: `make_options`). An unknown name is a TypeError,
+        as for any constructor."""
+        unknown = sorted(set(values) - set(option_groups()))
+        if unknown:
+            raise TypeError(f"unknown Agent option(s): {', '.join(unknown)}")
         return cls(
             **{
                 group: kind(**{n: values[n] for n in _names(kind) if n in values})
