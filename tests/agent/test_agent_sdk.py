@@ -16,7 +16,8 @@ import pytest
 from agent_helpers import local_agent
 
 from queryloop import Agent, tool
-from queryloop.agent import AgentKwargs, AgentOptions, PermissionDenial, RunResult
+from queryloop.agent import AgentKwargs, PermissionDenial, RunResult
+from queryloop.agent.options import option_fields
 from queryloop.errors import ConfigError
 from queryloop.loop import Terminal
 from queryloop.permissions.checker import PermissionRequest
@@ -182,7 +183,7 @@ def test_agent_kwargs_match_the_options_one_for_one() -> None:
         return getattr(annotation, "__forward_arg__", annotation)
 
     kwargs = {k: written(v) for k, v in AgentKwargs.__annotations__.items()}
-    options = {f.name: written(f.type) for f in dataclasses.fields(AgentOptions)}
+    options = {f.name: written(f.type) for f in option_fields().values()}
     assert set(kwargs) == set(options) - {"model"}
     widened = {"cwd": "str | Path | None", "home": "str | Path | None"}
     widened["mcp_config"] = "str | Path | None"

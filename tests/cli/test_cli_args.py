@@ -135,8 +135,8 @@ def test_the_options_are_declared_once() -> None:
     import dataclasses
     import typing
 
-    from queryloop.agent import AgentKwargs, AgentOptions
-    from queryloop.agent.options import PermissionModeName
+    from queryloop.agent import AgentKwargs
+    from queryloop.agent.options import PermissionModeName, option_fields
     from queryloop.cli.args import (
         CACHE_TTLS,
         COMPACTIONS,
@@ -150,7 +150,7 @@ def test_the_options_are_declared_once() -> None:
     def written(annotation: typing.Any) -> str:
         return getattr(annotation, "__forward_arg__", annotation)
 
-    options = {f.name: f for f in dataclasses.fields(AgentOptions)}
+    options = option_fields()
     cli = [f for f in dataclasses.fields(CliOptions) if f.metadata.get("agent_option")]
     assert {f.name for f in cli} >= {"model", "cwd", "permission_mode", "allowed_tools"}
     for item in cli:

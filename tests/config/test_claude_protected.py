@@ -52,7 +52,7 @@ def read_paths(project: Path, home: Path) -> list[Path]:
 
 def test_every_claude_code_file_read_is_protected(project: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    options = AgentOptions(cwd=project, home=home)
+    options = AgentOptions.of(cwd=project, home=home)
     workspace = load_workspace(project, user_home=home)
     context = build_permission_context(options, workspace, home)
     protected = context.protected_for([project])
@@ -70,7 +70,7 @@ async def test_a_write_to_claude_config_dir_asks_in_accept_edits(
     claude = Path(os.environ["CLAUDE_CONFIG_DIR"])
     managed = Path(os.environ["QUERYLOOP_CLAUDE_MANAGED_DIR"])
     assert claude.parent == managed.parent
-    options = AgentOptions(cwd=project, home=home, permission_mode="acceptEdits")
+    options = AgentOptions.of(cwd=project, home=home, permission_mode="acceptEdits")
     workspace = load_workspace(project, user_home=home)
     checker = PermissionChecker(build_permission_context(options, workspace, home))
     assert checker.context.mode is PermissionMode.ACCEPT_EDITS

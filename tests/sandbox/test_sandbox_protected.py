@@ -20,7 +20,7 @@ import pytest
 
 from conftest import clean_env
 from queryloop.agent.assembly_guards import build_sandbox
-from queryloop.agent.options import AgentOptions
+from queryloop.agent.options import AgentOptions, WorkspaceOptions
 from queryloop.agent.runtime import Notices
 from queryloop.config.workspace import load_workspace
 from queryloop.sandbox import Sandbox
@@ -80,7 +80,9 @@ def sandbox(repo: Path, tmp_path: Path) -> Iterator[Sandbox]:
     home = tmp_path / "home"
     home.mkdir()
     workspace = load_workspace(repo, user_home=home, trust_override=True)
-    built = build_sandbox(AgentOptions(cwd=repo), workspace, home, Notices())
+    built = build_sandbox(
+        AgentOptions(workspace=WorkspaceOptions(cwd=repo)), workspace, home, Notices()
+    )
     assert built is not None
     yield built
 

@@ -8,7 +8,7 @@ A subagent's thread is made by the same thread builders (`thread_request_builder
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,7 +66,7 @@ from .runtime import Notices, Runtime
 
 if TYPE_CHECKING:
     from ..tasks import TaskManager
-    from ..tools.mcp import McpManager
+    from ..tools.mcp import McpManager, McpServerStatus
     from ..tools.mcp_launch import McpLaunch
 
 MAIN_AGENT_NAME = "queryloop"
@@ -83,19 +83,19 @@ async def assemble(
     """Everything one session needs, each part built once by its builder from the options
     and the parts before it, around `session` (which gets its transcript here; every
     provider call is metered into it). The result is frozen."""
-    home = queryloop_home(options.home)
+    home = queryloop_home(options.session.home)
     workspace = build_workspace(options, home)
     session_mode(options, workspace)  # a refused mode stops the run before anything starts
     mcp_launch = _start_mcp(workspace)  # the servers start now, while the SDK still loads
     model = build_model(options, workspace)
     transcript = build_transcript(options, home, session.session_id, resumed)
     session.attach(transcript)
-    notices = Notices(options.on_notice)
+    notices = Notices(options.callbacks.on_notice)
     mcp = await mcp_launch.manager() if mcp_launch is not None else None
     exit_stack = build_exit_stack(mcp, model)
     plugins = workspace.plugins.plugins
     skills = load_skills(
-        options.cwd,
+        options.workspace.cwd,
         home,
         trusted=workspace.trusted,
         plugins=plugins,
@@ -145,9 +145,9 @@ async def assemble(
     )  # fmt: skip
     subagents = build_subagents(
         thread_options, session, provider=model.provider, permission=permission, hooks=hooks,
-        tasks=tasks, session_dir=session_dir, cwd=options.cwd, home=home,
-        trusted=workspace.trusted, agents=[*agents, *options.agents],
-        max_depth=options.max_subagent_depth, notify=notices.add, telemetry=telemetry,
+        tasks=tasks, session_dir=session_dir, cwd=options.workspace.cwd, home=home,
+        trusted=workspace.trusted, agents=[*agents, *options.subagents.agents],
+        max_depth=options.subagents.max_subagent_depth, notify=notices.add, telemetry=telemetry,
         sources=workspace.sources,
     )  # fmt: skip
     tool_context = build_tool_context(
@@ -179,25 +179,25 @@ async def assemble(
     )  # fmt: skip
     params = main.query_params(
         tool_hooks=CheckpointingHooks(hooks, checkpoints),  # Write/Edit/MultiEdit snapshots
-        stop_hooks=[*options.stop_hooks, hooks.as_stop_hook()],
+        stop_hooks=[*options.callbacks.stop_hooks, hooks.as_stop_hook()],
         attachments=attachments.turn,
-        max_turns=options.max_turns,
+        max_turns=options.limits.max_turns,
         session_id=session.session_id,
-        fallback_model=options.fallback_model,
+        fallback_model=options.model.fallback_model,
         compactor=compactor,
-        token_budget=options.token_budget,
+        token_budget=options.limits.token_budget,
         tool_use_summarizer=build_tool_use_summarizer(
             options, model, session, tool_context, telemetry
         ),
         task_events=subagents.tasks.drain_events,
     )
-    start_transcript(transcript, resumed, model.name, options.cwd, facts)
+    start_transcript(transcript, resumed, model.name, options.workspace.cwd, facts)
     return Runtime(
         options=options, home=home, model_info=model.info, params=params, builder=builder,
         compactor=compactor, summarizer=summarizer, hooks=hooks, permission=permission,
         session=session, tools=tools, attachments=attachments, subagents=subagents,
         skills=skills, checkpoints=checkpoints, notices=notices, timing=timing,
-        telemetry=telemetry, trace=trace, exit_stack=exit_stack, mcp=mcp,
+        telemetry=telemetry, trace=trace, exit_stack=exit_stack, mcp_status=_mcp_status(mcp),
         settings_watch=build_settings_watch(workspace), facts=facts,
         memory=tuple(session_context.memory_files()),
     )  # fmt: skip
@@ -208,7 +208,7 @@ def build_session_context(
 ) -> SessionContext:
     """The session's git snapshot and memory. Memory `@path` imports follow the workspace:
     outside the project only in a trusted folder, and never a file a Read deny rule covers."""
-    rules, cwd = workspace.settings.rules, options.cwd
+    rules, cwd = workspace.settings.rules, options.workspace.cwd
 
     def denied(path: Path) -> bool:
         return rules.find("deny", "Read", str(path), MatchContext(cwd, Path.home())) is not None
@@ -271,16 +271,16 @@ def build_workspace(options: AgentOptions, home: Path) -> Workspace:
     """The folder's settings, trust and MCP servers (with the options' rules, MCP servers
     and folders)."""
     return load_workspace(
-        options.cwd,
+        options.workspace.cwd,
         user_home=home,
-        trust_override=options.trust,
-        mcp_config_files=[options.mcp_config] if options.mcp_config else (),
-        allowed_tools=options.allowed_tools,
-        disallowed_tools=options.disallowed_tools,
-        plugin_dirs=options.plugin_dirs,
-        mcp_servers=options.mcp_servers,
-        add_dirs=options.add_dirs,
-        sources=SettingSources.of(options.setting_sources),
+        trust_override=options.workspace.trust,
+        mcp_config_files=[options.tools.mcp_config] if options.tools.mcp_config else (),
+        allowed_tools=options.permissions.allowed_tools,
+        disallowed_tools=options.permissions.disallowed_tools,
+        plugin_dirs=options.workspace.plugin_dirs,
+        mcp_servers=options.tools.mcp_servers,
+        add_dirs=options.workspace.add_dirs,
+        sources=SettingSources.of(options.workspace.setting_sources),
     )
 
 
@@ -288,13 +288,15 @@ def build_transcript(
     options: AgentOptions, home: Path, session_id: str, resumed: LoadedSession | None
 ) -> Transcript | None:
     """The transcript writer (the resumed file, else a new one); None when not persisted."""
-    if not options.persist:
+    if not options.session.persist:
         return None
     # Each record is written straight to the kernel (kill -9 safe); fsync runs once per
     # prompt (Runtime.sync) instead of per message, which would cost milliseconds each.
     if resumed is not None and resumed.path:
         return resumed.open_transcript(fsync=False)  # chains on from its last message
-    return Transcript(session_path(session_id, options.cwd, home), session_id, fsync=False)
+    return Transcript(
+        session_path(session_id, options.workspace.cwd, home), session_id, fsync=False
+    )
 
 
 def build_session_dir(transcript: Transcript | None) -> Path | None:
@@ -326,7 +328,7 @@ def build_telemetry(
     """The session's traces (`queryloop.telemetry`): on `tracer_provider`, else on the
     provider registered with OpenTelemetry, else none. It hears the background tasks."""
     telemetry = create_telemetry(
-        options.tracer_provider,
+        options.callbacks.tracer_provider,
         provider_name=model.provider.name,
         conversation_id=lambda: session.session_id,  # a new one after /clear
     )
@@ -352,13 +354,13 @@ def build_thread_options(
     lifetime (`build_cache_ttl`) measures gaps from `last_request_at` (a resumed session's)."""
     return ThreadOptions(
         model=model,
-        instructions=options.system_prompt,
+        instructions=options.model.system_prompt,
         environment=facts.dynamic_suffix(),
         tools=tools,
         user_context=facts.user_context(),
         limits=limits,
-        append=options.append_system_prompt,
-        thinking=options.thinking,
+        append=options.model.append_system_prompt,
+        thinking=options.model.thinking,
         cache_ttl=cache_ttl,
         last_request_at=last_request_at,
         nested_memory=nested_memory,
@@ -374,6 +376,11 @@ def _start_mcp(workspace: Workspace) -> McpLaunch | None:
     from ..tools.mcp_launch import launch_mcp
 
     return launch_mcp(workspace.mcp_servers, cwd=workspace.cwd)
+
+
+def _mcp_status(mcp: McpManager | None) -> Callable[[], dict[str, McpServerStatus]]:
+    """How the session's MCP servers are doing, asked when wanted (none: always empty)."""
+    return mcp.statuses if mcp is not None else dict
 
 
 def _mcp_notices(mcp: McpManager | None) -> list[str]:

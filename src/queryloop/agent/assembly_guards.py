@@ -33,7 +33,7 @@ def session_mode(options: AgentOptions, workspace: Workspace) -> PermissionMode:
     defaultMode. Raises ConfigError for bypassPermissions when the settings disable it
     (`permissions.disableBypassPermissionsMode`), whichever of the two chose it."""
     settings = workspace.settings
-    mode = parse_mode(options.permission_mode or settings.default_mode or "default")
+    mode = parse_mode(options.permissions.permission_mode or settings.default_mode or "default")
     if mode is PermissionMode.BYPASS and settings.disable_bypass_mode:
         raise ConfigError(BYPASS_DISABLED)
     return mode
@@ -52,7 +52,7 @@ def build_permission_context(
     return PermissionContext(
         mode=session_mode(options, workspace),
         rules=settings.rules,
-        developer_tools=frozenset(t.name for t in options.tools),
+        developer_tools=frozenset(t.name for t in options.tools.tools),
         config_home=home,
         managed_settings=managed_settings_path(),
         extra_protected=extra_protected(workspace),
@@ -79,7 +79,7 @@ def build_permission(
     """The session's checker; whoever it asks (the caller's approver, or nobody) is asked
     after the PermissionRequest hooks."""
     return PermissionChecker(
-        context, can_use_tool=with_permission_hooks(hooks, options.can_use_tool)
+        context, can_use_tool=with_permission_hooks(hooks, options.permissions.can_use_tool)
     )
 
 
@@ -95,21 +95,21 @@ def build_hooks(
     """The settings' hooks and the caller's; their warnings become notices; prompt hooks ask
     the model table's fast model (else the session's) through the session's provider."""
     config = workspace.settings.hooks
-    if options.hooks:  # the settings' http hook limits hold for the program's hooks too
-        code = HooksConfig.of(**_as_lists(options.hooks))
+    if options.callbacks.hooks:  # the settings' http hook limits hold for the program's hooks too
+        code = HooksConfig.of(**_as_lists(options.callbacks.hooks))
         config = config.merged(workspace.settings.http_hooks.applied(code))
     metered = session.metered(model.provider, RequestKind.SIDE, purpose=PROMPT_HOOK_PURPOSE)
     provider = telemetry.side_requests(metered, PROMPT_HOOK_PURPOSE)
-    fast = options.summary_model or default_summary_model(provider.name) or model.name
+    fast = options.model.summary_model or default_summary_model(provider.name) or model.name
     return HookRunner(
         config,
-        cwd=options.cwd,
+        cwd=options.workspace.cwd,
         session_id=lambda: session.session_id,  # a new one after /clear
         transcript_path=lambda: session.transcript.path if session.transcript else None,
         env=workspace.settings.env,
         permission_mode=lambda: permission.mode.value,  # the REPL may switch modes
         on_warning=notices.hook_warning,
-        on_status=options.on_hook_status,
+        on_status=options.callbacks.on_hook_status,
         ask_model=prompt_model(provider, fast),
         observer=telemetry if telemetry.enabled else None,
     )
@@ -128,13 +128,13 @@ def build_sandbox(
     if not config.enabled:
         return None
     protected = protected_paths(  # the same set the permission checker guards
-        [options.cwd, *workspace.settings.additional_directories],
+        [options.workspace.cwd, *workspace.settings.additional_directories],
         home=Path.home(),
         config_home=home,
         managed_settings=managed_settings_path(),
         extra=extra_protected(workspace),
     )
-    rules, cwd = workspace.settings.rules, Path(options.cwd)
+    rules, cwd = workspace.settings.rules, Path(options.workspace.cwd)
     edit_denied = denied_paths(rules, "Edit", cwd=cwd, home=Path.home())
     policy = SandboxPolicy(
         allow_write=(*config.allow_write, *workspace.settings.additional_directories),

@@ -48,7 +48,7 @@ class ModelChoice:
 
 def model_name(options: AgentOptions, workspace: Workspace) -> str:
     """The main model's name: the option, else `QUERYLOOP_MODEL`, the settings', the default."""
-    name = options.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
+    name = options.model.model or os.environ.get("QUERYLOOP_MODEL") or workspace.settings.model
     return name or DEFAULT_MODEL
 
 
@@ -56,10 +56,12 @@ def build_model(options: AgentOptions, workspace: Workspace) -> ModelChoice:
     """The main model: the option, else `QUERYLOOP_MODEL`, the settings' model, the default;
     its provider (the caller's, or one built for the name) and its table entry."""
     name = model_name(options, workspace)
-    if options.provider is not None:
-        return ModelChoice(options.provider, name, get_model_info(name), owns_provider=False)
-    choice = choose_provider(name, base_url=options.base_url)
-    provider = provider_for(name, base_url=options.base_url, retry=options.retry or DEFAULT_RETRY)
+    if options.model.provider is not None:
+        return ModelChoice(options.model.provider, name, get_model_info(name), owns_provider=False)
+    choice = choose_provider(name, base_url=options.model.base_url)
+    provider = provider_for(
+        name, base_url=options.model.base_url, retry=options.model.retry or DEFAULT_RETRY
+    )
     bare = choice.model or name
     return ModelChoice(provider, bare, get_model_info(bare), owns_provider=True)
 
@@ -67,14 +69,14 @@ def build_model(options: AgentOptions, workspace: Workspace) -> ModelChoice:
 def build_output_limits(options: AgentOptions, info: ModelInfo) -> OutputLimits:
     """Like the reference: a capped default output limit (it reserves less of the window),
     escalated to the model's maximum only when a reply is actually cut off."""
-    normal = min(options.max_tokens or DEFAULT_OUTPUT_TOKENS, info.max_output_tokens)
+    normal = min(options.model.max_tokens or DEFAULT_OUTPUT_TOKENS, info.max_output_tokens)
     return OutputLimits(normal=normal, ceiling=max(normal, info.max_output_tokens))
 
 
 def build_cache_ttl(options: AgentOptions, workspace: Workspace) -> CacheTtlSetting:
     """How long prompt-cache entries live: the option, else the settings' `cacheTtl`, else
     "5m" (`context.cache_ttl`)."""
-    return options.cache_ttl or workspace.settings.cache_ttl or "5m"
+    return options.context.cache_ttl or workspace.settings.cache_ttl or "5m"
 
 
 def build_compact_config(
@@ -84,13 +86,13 @@ def build_compact_config(
     policy: the option, else the settings', judged at the model's prices, with the 1-hour
     write price when the session writes 1-hour cache entries); the per-tool result limits
     come with the tools (`build_compactor`)."""
-    name = options.compaction or workspace.settings.compaction or "default"
+    name = options.context.compaction or workspace.settings.compaction or "default"
     one_hour = build_cache_ttl(options, workspace) == "1h"
     return CompactConfig(
-        context_window=options.context_window or model.info.context_window,
+        context_window=options.context.context_window or model.info.context_window,
         max_output_tokens=model.info.max_output_tokens,
-        autocompact_threshold_tokens=options.autocompact_threshold,
-        collapse_enabled=options.context_collapse,
+        autocompact_threshold_tokens=options.context.autocompact_threshold,
+        collapse_enabled=options.context.context_collapse,
         server_context_editing=model.provider.name == "anthropic",
         policy=policy_named(name, CachePrices.of(model.info, one_hour_writes=one_hour)),
     )
@@ -138,11 +140,11 @@ def build_tool_use_summarizer(
     telemetry: Telemetry,
 ) -> ModelSummarizer | None:
     """One-line summaries of tool batches by a small model (None: off, or no such model)."""
-    if not options.tool_use_summaries:
+    if not options.model.tool_use_summaries:
         return None
     metered = session.metered(model.provider, RequestKind.SIDE, purpose=SUMMARY_PURPOSE)
     provider = telemetry.side_requests(metered, SUMMARY_PURPOSE)
-    name = options.summary_model or default_summary_model(provider.name)
+    name = options.model.summary_model or default_summary_model(provider.name)
     if name is None:
         return None
     return ModelSummarizer(provider, name, abort=tool_context.abort)

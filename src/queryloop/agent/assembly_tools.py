@@ -43,11 +43,11 @@ def build_tools(
     ToolSearch only when their definitions are large (`context.tool_search`); a deferred set
     lets servers come and go without changing the tools array."""
     base: list[Tool] = [
-        *builtin_tools(options.builtin_tools, provided=[AgentTool()]),
-        *options.tools,
+        *builtin_tools(options.tools.builtin_tools, provided=[AgentTool()]),
+        *options.tools.tools,
     ]
     mcp_tools: list[Tool] = list(mcp.tools()) if mcp is not None else []
-    setting = options.tool_search
+    setting = options.tools.tool_search
     policy = parse_tool_search(setting if setting is not None else workspace.settings.tool_search)
     eager, deferred = plan_deferral(
         [*base, *mcp_tools], context_window=context_window, policy=policy, deferrable=is_mcp_tool
@@ -57,7 +57,7 @@ def build_tools(
     eager.extend(
         skill_tools(
             skills,
-            builtin="Skill" in selected_builtin_names(options.builtin_tools),
+            builtin="Skill" in selected_builtin_names(options.tools.builtin_tools),
             session_id=session_id,
         )
     )
@@ -96,14 +96,14 @@ def build_tool_context(
         sandbox=sandbox,
         exec_guard=exec_guard,
         hidden_paths=hidden_paths,
-        cwd=options.cwd,
+        cwd=options.workspace.cwd,
         additional_dirs=[
             *workspace.settings.additional_directories,
             *_existing(session_dir),
             *skill_read_dirs(skills),
         ],
         session_dir=session_dir,
-        env=with_plugin_path({**workspace.settings.env, **options.env}, workspace),
+        env=with_plugin_path({**workspace.settings.env, **options.workspace.env}, workspace),
         observer=observer,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Unpack
@@ -36,11 +37,13 @@ from ..messages.usage import Usage
 from ..permissions.modes import PermissionMode, parse_mode
 from ..providers.base import MessageComplete
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
+from ..session.files import restore_read_state
 from ..tasks import TaskManager
-from .assembly import assemble
-from .options import AgentKwargs, make_options
+from .options import AgentKwargs, AgentOptions, make_options
+from .prompts import prepare_prompt
 from .result import RunRecorder, RunResult
 from .runtime import Runtime
+from .started import AgentState, Started, Unstarted
 
 
 class Agent:
@@ -60,30 +63,35 @@ class Agent:
         Args:
             model: The main model, e.g. "claude-sonnet-5-5", or "openai:NAME" for an
                 OpenAI-compatible server. Default: `QUERYLOOP_MODEL`, the settings' model.
-            **options: Any field of `AgentOptions`, each documented there. The common ones:
-                `tools` (your tools, beside the built-in ones, allowed without asking),
-                `builtin_tools`, `cwd`, `permission_mode`, `allowed_tools`,
+            **options: Any field of the `AgentOptions` groups, each documented there. The
+                common ones: `tools` (your tools, beside the built-in ones, allowed without
+                asking), `builtin_tools`, `cwd`, `permission_mode`, `allowed_tools`,
                 `disallowed_tools`, `can_use_tool`, `system_prompt`, `max_turns`, `hooks`.
 
         Raises:
             ConfigError: an unknown option, an unknown permission mode, or two tools with
                 one name.
         """
-        self.options = make_options(model, options)
-        self.session = Session(
-            self.options.session_id or new_session_id(), messages=self.options.history
-        )
+        chosen = make_options(model, options)
+        new = chosen.session
+        self._open(chosen, Session(new.session_id or new_session_id(), messages=new.history))
+
+    def _open(
+        self, options: AgentOptions, session: Session, resumed: LoadedSession | None = None
+    ) -> None:
+        """Set the agent up around `session`, the one it continues when `resumed`."""
+        self.options = options
+        self.session = session
         """The conversation: its one message array, usage, cost and transcript."""
-        self._runtime: Runtime | None = None
-        self._setup_lock = asyncio.Lock()
+        self.prompt_queue = PromptQueue()
+        """Prompts queued while a turn runs (`queue`); the runtime drains it between turns."""
         self.last_terminal: TerminalEvent | None = None
         self.last_result: RunResult | None = None
         """The result of the last prompt, set when its `stream()` ends (also when it was
         cancelled: then its terminal is `aborted_streaming`)."""
-        self._resume: LoadedSession | None = None
+        self._state: AgentState = Unstarted(options, session, resumed)
+        self._setup_lock = asyncio.Lock()
         self._running = False
-        self.prompt_queue = PromptQueue()
-        """Prompts queued while a turn runs (`queue`); the runtime drains it between turns."""
 
     # ---- construction -------------------------------------------------------------------
 
@@ -93,27 +101,15 @@ class Agent:
     ) -> Agent:
         """Continue a stored session (an id, an id prefix, or a transcript path)."""
         from ..session import find_session, load_transcript
-        from ..session.files import restore_read_state
 
-        wanted = make_options(model, options)
+        chosen = make_options(model, options)
         path = Path(session)
         if not path.is_file():
-            path = find_session(str(session), wanted.cwd, wanted.home)
+            path = find_session(str(session), chosen.workspace.cwd, chosen.session.home)
         loaded = load_transcript(path)
-        options["session_id"] = loaded.session_id
-        agent = cls(model, **options)
-        agent.session = Session(
-            loaded.session_id,
-            messages=loaded.messages,
-            totals=SessionTotals(
-                loaded.usage, loaded.cost_usd, loaded.requests, loaded.turns, loaded.prompts
-            ),
-            # What the agent had seen of files, where they are unchanged (session.files).
-            read_files=restore_read_state(loaded.read_files),
-            # The tools array keeps the deferred tools ToolSearch loaded, in load order.
-            loaded_tools=loaded.loaded_tools,
-        )
-        agent._resume = loaded
+        chosen = replace(chosen, session=replace(chosen.session, session_id=loaded.session_id))
+        agent = cls.__new__(cls)
+        agent._open(chosen, _stored_session(loaded), resumed=loaded)
         return agent
 
     @classmethod
@@ -122,19 +118,22 @@ class Agent:
         from ..session import latest_session
 
         wanted = make_options(model, options)
-        latest = latest_session(wanted.cwd, wanted.home)
+        latest = latest_session(wanted.workspace.cwd, wanted.session.home)
         if latest is None:
             return cls(model, **options)
         return cls.resume(latest, model, **options)
 
-    async def _ensure_runtime(self) -> Runtime:
+    async def _started(self) -> Started:
+        """The started session, starting it first if it is not."""
         async with self._setup_lock:
-            if self._runtime is None:
-                self._runtime = await assemble(
-                    self.options, self.session, prompt_queue=self.prompt_queue, resumed=self._resume
-                )
-                await self._runtime.on_session_start()
-            return self._runtime
+            if isinstance(self._state, Unstarted):
+                self._state = await self._state.start(self.prompt_queue)
+            return self._state
+
+    @property
+    def _runtime(self) -> Runtime | None:
+        """The started session's parts (None before the start): for tests."""
+        return self._state.runtime
 
     # ---- properties ---------------------------------------------------------------------
 
@@ -165,41 +164,34 @@ class Agent:
 
     @property
     def notices(self) -> list[str]:
-        """Notices for the user so far (see `AgentOptions.on_notice`)."""
-        return self._runtime.notices.items if self._runtime is not None else []
+        """Notices for the user so far (see `CallbackOptions.on_notice`)."""
+        return self._state.notices
 
     @property
     def tasks(self) -> TaskManager | None:
         """The session's background tasks (shells and agents), once it has started."""
-        return self._runtime.tasks if self._runtime is not None else None
+        return self._state.tasks
 
     @property
     def mcp_status(self) -> dict[str, McpServerStatus]:
         """The session's MCP servers by name and how each is doing (connected, failed with
         its message, ...); empty until the session started or when it has none."""
-        runtime = self._runtime
-        return runtime.mcp.statuses() if runtime is not None and runtime.mcp is not None else {}
+        return self._state.mcp_status
 
     @property
     def model(self) -> str:
         """The main model."""
-        if self._runtime is not None:
-            return self._runtime.model
-        return self.options.model or ""
+        return self._state.model
 
     @property
     def tool_names(self) -> list[str]:
         """The names of the tools the model is offered (known once the session started)."""
-        if self._runtime is None:
-            return []
-        return [tool.name for tool in self._runtime.params.tools]
+        return self._state.tool_names
 
     @property
     def permission_mode(self) -> str:
         """The permission mode in force (the option, else the settings' defaultMode)."""
-        if self._runtime is not None:
-            return self._runtime.permission.context.mode.value
-        return str(self.options.permission_mode or "default")
+        return self._state.permission_mode
 
     async def set_permission_mode(self, mode: str | PermissionMode) -> None:
         """Switch the permission mode (the REPL's mode switch), also while a prompt runs:
@@ -209,12 +201,12 @@ class Agent:
             ConfigError: an unknown mode, or bypassPermissions where the settings disable it.
         """
         chosen = parse_mode(mode) if isinstance(mode, str) else mode
-        runtime = await self._ensure_runtime()
-        runtime.permission.context.set_mode(chosen)
+        started = await self._started()
+        started.runtime.permission.context.set_mode(chosen)
 
     async def start(self) -> Agent:
         """Set up now (providers, MCP servers, session) instead of on the first prompt."""
-        await self._ensure_runtime()
+        await self._started()
         return self
 
     # ---- running ------------------------------------------------------------------------
@@ -243,30 +235,29 @@ class Agent:
         self.last_result = None
         recorder = RunRecorder(self.session)
         try:
-            runtime = await self._start_work()
+            runtime = (await self._start_work()).runtime
             # The prompt's spans (queryloop.telemetry): a no-op unless the session traces.
             async for event in runtime.trace.run(self._stream(runtime, prompt), prompt=prompt):
                 recorder.observe(event)
                 yield event
         finally:
             self._running = False
-            if self._runtime is not None:
-                self._runtime.end_prompt()  # a skill's allowed-tools end with the prompt
+            self._state.end_prompt()  # a skill's allowed-tools end with the prompt
             self.last_result = recorder.result()
 
-    async def _start_work(self) -> Runtime:
-        """The runtime, with the abort of an earlier interrupted turn cleared: a prompt or a
+    async def _start_work(self) -> Started:
+        """The started session, with the abort of an earlier interrupted turn cleared: a prompt or a
         /compact after Ctrl-C must not inherit it."""
-        runtime = await self._ensure_runtime()
-        runtime.params.tool_context.abort.reset()
-        return runtime
+        started = await self._started()
+        started.runtime.params.tool_context.abort.reset()
+        return started
 
     async def _stream(self, runtime: Runtime, prompt: str) -> AsyncIterator[LoopEvent]:
         session = self.session
         session.begin_prompt()
         async for resumed in self._resume_interrupted(runtime):
             yield resumed
-        prepared = await runtime.prepare_prompt(prompt, session.messages)
+        prepared = await prepare_prompt(runtime, prompt, session.messages)
         for message in prepared.messages:
             event: LoopEvent = MessageEvent(message)
             session.apply(event)
@@ -301,24 +292,18 @@ class Agent:
     def skills(self) -> dict[str, str]:
         """The session's skills and commands: name -> description (known once the session
         started)."""
-        if self._runtime is None:
-            return {}
-        return {name: s.description for name, s in sorted(self._runtime.skills.skills.items())}
+        return self._state.skills
 
     @property
     def slash_commands(self) -> dict[str, Skill]:
         """The skills and commands the user may type as `/name [args]` (not those marked
         `user-invocable: false`), by name; empty until the session started."""
-        return self._runtime.skills.menu() if self._runtime is not None else {}
+        return self._state.slash_commands
 
     @property
     def home(self) -> Path:
         """$QUERYLOOP_HOME of this Agent (user memory, skills, sessions)."""
-        from ..session import queryloop_home
-
-        return (
-            self._runtime.home if self._runtime is not None else queryloop_home(self.options.home)
-        )
+        return self._state.home
 
     def add_memory(self, text: str, scope: str = "project") -> Path:
         """Append a line to the project or user memory file (the REPL's `# text`); the
@@ -326,7 +311,7 @@ class Agent:
         from ..context.memory_edit import add_memory_line, memory_note, memory_path
         from ..messages.constructors import meta_user_message
 
-        path = add_memory_line(text, memory_path(scope, self.options.cwd, self.home))
+        path = add_memory_line(text, memory_path(scope, self.options.workspace.cwd, self.home))
         self.session.append(meta_user_message(memory_note(text, path)))
         return path
 
@@ -337,11 +322,11 @@ class Agent:
         from ..config.discovery import SettingSources
         from ..config.memory import discover_memory_files
 
-        policy = self._runtime.attachments.memory_imports if self._runtime is not None else None
-        sources = SettingSources.of(self.options.setting_sources)
+        policy = self._state.memory_imports
+        sources = SettingSources.of(self.options.workspace.setting_sources)
         trusted = policy is not None and policy.external  # the workspace's trust
         return discover_memory_files(
-            self.options.cwd, user_home=self.home, policy=policy, sources=sources,
+            self.options.workspace.cwd, user_home=self.home, policy=policy, sources=sources,
             trusted=trusted,
         )  # fmt: skip
 
@@ -355,13 +340,7 @@ class Agent:
 
     def checkpoints(self) -> list[Checkpoint]:
         """One checkpoint per prompt, oldest first: what Write/Edit/MultiEdit changed."""
-        if self._runtime is not None:
-            return self._runtime.checkpoints.checkpoints()
-        if self._resume is not None and self._resume.path is not None:
-            from ..checkpoints.session import store_for_transcript
-
-            return store_for_transcript(self._resume.path, self.session_id).checkpoints()
-        return []
+        return self._state.checkpoints()
 
     async def rewind(self, to: int | str, mode: RewindMode | str = "both") -> RewindOutcome:
         """Go back to before prompt `to` (its number or message uuid): restore the files
@@ -369,8 +348,8 @@ class Agent:
         Removed messages are voided in the transcript, so a resume sees the rewind too."""
         from ..checkpoints import RewindMode, rewind, tombstones_for
 
-        runtime = await self._ensure_runtime()
-        outcome = rewind(runtime.checkpoints, self.session.messages, to, RewindMode(mode))
+        started = await self._started()
+        outcome = rewind(started.runtime.checkpoints, self.session.messages, to, RewindMode(mode))
         for stone in tombstones_for(outcome.removed):
             self.session.append(stone)  # written to the transcript; drops its target
         return outcome
@@ -411,17 +390,16 @@ class Agent:
 
     def abort(self) -> None:
         """Stop the current turn as soon as it safely can (the REPL's Ctrl-C)."""
-        if self._runtime is not None:
-            self._runtime.params.tool_context.abort.abort("user")
+        self._state.abort()
 
     async def compact(self, instructions: str | None = None) -> CompactionEvent | None:
         """Summarise the conversation now (the CLI's /compact): the session's array becomes
         the summary and the kept tail, and the next request is built from it. The summary
         request is billed to the session. Returns the applied event (None: nothing to
         compact, or a PreCompact hook blocked it)."""
-        runtime = await self._start_work()
-        with runtime.trace.compaction() as record:
-            result = await runtime.compact(self.session.messages, instructions)
+        started = await self._start_work()
+        with started.runtime.trace.compaction() as record:
+            result = await started.compact(self.session.messages, instructions)
             if result is None:
                 record(None)
                 return None
@@ -433,9 +411,7 @@ class Agent:
 
     def context_usage(self) -> dict[str, int]:
         """Tokens by category: system, tools, memory, messages, free, window."""
-        if self._runtime is None:
-            return {}
-        return self._runtime.context_usage(self.session.messages)
+        return self._state.context_usage(self.session.messages)
 
     def cost_breakdown(self) -> CostBreakdown:
         """What caching saved and what each compaction cost and saved (`report.costs`): from
@@ -463,37 +439,25 @@ class Agent:
 
     def clear(self) -> None:
         """Start a fresh conversation in a new session (the CLI's /clear)."""
-        if self._runtime is not None:
-            self._runtime.new_session()
-        else:
-            self.session.clear(new_session_id(), None)
+        self._state.clear()
 
     async def aclear(self) -> None:
         """`clear()` with Claude Code's hooks around it (the CLI's /clear): SessionEnd
         (reason `clear`) for the conversation that ends, then SessionStart (source `clear`)
         for the new one, whose context opens it."""
-        runtime = self._runtime
-        if runtime is None:
-            self.clear()
-            return
-        await runtime.hooks.session_end("clear")
-        self.clear()
-        await runtime.on_session_start("clear")
+        await self._state.aclear()
 
     async def notification(
         self, message: str, notification_type: str, title: str | None = None
     ) -> None:
         """Run Notification hooks: something waits for the user (the REPL's permission
         question, `permission_prompt`; an idle prompt, `idle_prompt`)."""
-        if self._runtime is not None:
-            await self._runtime.hooks.notification(message, notification_type, title)
+        await self._state.notification(message, notification_type, title)
 
     async def aclose(self, reason: str = "other") -> None:
         """Run SessionEnd hooks (`reason`: Claude Code's, e.g. `prompt_input_exit` when the
         REPL exits), stop MCP servers and close the transcript."""
-        if self._runtime is not None:
-            await self._runtime.aclose(reason)
-            self._runtime = None
+        self._state = await self._state.aclose(reason)
 
     async def __aenter__(self) -> Agent:
         return await self.start()
@@ -520,6 +484,22 @@ class Agent:
         tools_ran = bool(answers) and not streaming
         reason = Terminal.ABORTED_TOOLS if tools_ran else Terminal.ABORTED_STREAMING
         self.session.end_prompt(TerminalEvent(reason, turn=turn, detail="cancelled"))
+
+
+def _stored_session(loaded: LoadedSession) -> Session:
+    """The conversation a stored session holds: its messages and totals, what the agent had
+    seen of files (where they are unchanged, `session.files`) and the deferred tools
+    ToolSearch loaded, in load order (the tools array keeps them)."""
+    totals = SessionTotals(
+        loaded.usage, loaded.cost_usd, loaded.requests, loaded.turns, loaded.prompts
+    )
+    return Session(
+        loaded.session_id,
+        messages=loaded.messages,
+        totals=totals,
+        read_files=restore_read_state(loaded.read_files),
+        loaded_tools=loaded.loaded_tools,
+    )
 
 
 def _still_streaming(event: LoopEvent, streaming: bool) -> bool:

@@ -1,21 +1,22 @@
-"""The Agent's options: `AgentOptions` (the frozen, documented set) and `AgentKwargs` (the
-same names as typed keyword arguments of `Agent(...)`, `Agent.resume` and
+"""The Agent's options: `AgentOptions` (the frozen, documented set, grouped by concern) and
+`AgentKwargs` (the same names as typed keyword arguments of `Agent(...)`, `Agent.resume` and
 `Agent.continue_latest`, so an IDE completes them and mypy catches a wrong name or type).
 
-`AgentOptions` is the declaration (names, types, defaults, documentation). `AgentKwargs`
-repeats names and types because a type checker cannot derive a TypedDict from a dataclass,
-and the command line's Agent-level options (`cli.args.CliOptions`, the fields marked
-`agent_option`) repeat names, types and defaults because `queryloop --help` must not import
-this module; `tests/cli/test_cli_args.py::test_the_options_are_declared_once` proves the
-three equal.
+The groups' fields are the declaration (names, types, defaults, documentation): a keyword of
+`Agent(...)` is a field of one group (`option_groups`), and `AgentOptions.of` puts it there.
+`AgentKwargs` repeats names and types because a type checker cannot derive a TypedDict from
+dataclasses, and the command line's Agent-level options (`cli.args.CliOptions`, the fields
+marked `agent_option`) repeat names, types and defaults because `queryloop --help` must not
+import this module; `tests/agent/test_agent_sdk.py` and
+`tests/cli/test_cli_args.py::test_the_options_are_declared_once` prove them equal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from ..agents.definitions import AgentDefinition
 from ..agents.host import DEFAULT_MAX_DEPTH
@@ -45,8 +46,10 @@ HooksArg = Mapping[str, Sequence[HookMatcher | HookCallable]]
 
 
 @dataclass(frozen=True)
-class AgentOptions:
-    """Every knob of an Agent. `None` means "use the default / the settings files"."""
+class ModelOptions:
+    """Which model answers and how it is asked: the model and its provider, the system
+    prompt, the output limit, thinking, the fallback and the small model for tool-use
+    summaries (pydantic-ai's `ModelSettings`)."""
 
     model: str | None = None
     """The main model (`openai:NAME` for an OpenAI-compatible server); default: the
@@ -57,6 +60,40 @@ class AgentOptions:
     """The API endpoint of the provider queryloop builds (default: the SDKs' env vars)."""
     retry: RetryPolicy | None = None
     """Retries of the provider queryloop builds (overloads beyond it switch to the fallback)."""
+    fallback_model: str | None = None
+    """The model to switch to when the main one stays overloaded."""
+    max_tokens: int | None = None
+    """Output limit per response (default 8,192, raised to the model's maximum on a cut-off)."""
+    thinking: Mapping[str, Any] | None = None
+    """Extended thinking, the API's shape: `{"type": "enabled", "budget_tokens": 4000}`."""
+    system_prompt: str | None = None
+    """Replaces queryloop's own instructions (the static part of the system prompt)."""
+    append_system_prompt: str | None = None
+    """Text appended to the system prompt."""
+    tool_use_summaries: bool = False
+    """Write a one-line summary of each batch of tool calls with a small fast model, beside
+    the next model call (`ToolUseSummaryMessage`s; their cost is counted). The REPL turns
+    this on; off by default headless and in the SDK (docs/loop.md)."""
+    summary_model: str | None = None
+    """The model for tool-use summaries (default: Haiku on Anthropic; on an OpenAI-compatible
+    server none, so no summaries, unless one is named here)."""
+
+
+@dataclass(frozen=True)
+class LimitOptions:
+    """When a prompt stops on its own (pydantic-ai's `UsageLimits`)."""
+
+    max_turns: int | None = None
+    """Stop a prompt after this many turns (docs/loop.md, "Turns"): terminal `max_turns`."""
+    token_budget: int | None = None
+    """Keep working until this many output tokens are spent (stops when progress stalls)."""
+
+
+@dataclass(frozen=True)
+class ToolOptions:
+    """The tools the model is offered: which built-in ones, yours, MCP servers', and when
+    MCP tools go behind ToolSearch."""
+
     tools: Sequence[Tool] = ()
     """Your own tools (`@tool` functions, `BaseTool` subclasses), offered beside the built-in
     ones. A tool you pass is one you mean the model to use: it runs without asking, unless a
@@ -66,20 +103,23 @@ class AgentOptions:
     """Which built-in tools to offer: all (True), none (False), or these names
     (`["Read", "Grep"]`). Built-in tools that edit or run commands keep their permission
     checks."""
-    system_prompt: str | None = None
-    """Replaces queryloop's own instructions (the static part of the system prompt)."""
-    append_system_prompt: str | None = None
-    """Text appended to the system prompt."""
-    max_turns: int | None = None
-    """Stop a prompt after this many turns (docs/loop.md, "Turns"): terminal `max_turns`."""
-    max_tokens: int | None = None
-    """Output limit per response (default 8,192, raised to the model's maximum on a cut-off)."""
-    fallback_model: str | None = None
-    """The model to switch to when the main one stays overloaded."""
-    hooks: HooksArg | None = None
-    """Python hooks by event name, added to the settings files' hooks."""
-    stop_hooks: Sequence[StopHook] = ()
-    """Async callables asked whether the agent may stop (they can make it go on)."""
+    mcp_config: Path | None = None
+    """An MCP servers file (`.mcp.json` shape) besides the project's `.mcp.json`."""
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None = None
+    """MCP servers given in code: the `mcpServers` object of a `.mcp.json`
+    (`{"files": {"command": "python", "args": ["server.py"]}, "api": {"type": "http",
+    "url": ...}}`), over the files' servers of the same name. Checked like the files: a bad
+    entry stops the session before it starts."""
+    tool_search: str | int | None = None
+    """When MCP tools go behind ToolSearch: "auto" (default: above 10% of the context window),
+    "auto:N" (N percent), a token threshold, "always" or "never" (docs/context.md). None = the
+    settings' "toolSearch", else "auto"."""
+
+
+@dataclass(frozen=True)
+class PermissionOptions:
+    """Which tool calls run, which ask, which are refused, and who decides the ones that ask."""
+
     permission_mode: PermissionModeName | PermissionMode | None = None
     """default, acceptEdits, plan or bypassPermissions (default: the settings' defaultMode)."""
     allowed_tools: Sequence[str] = ()
@@ -90,23 +130,52 @@ class AgentOptions:
     """Decides the calls that need approval: `(tool_name, input, request)` -> True/False, a
     `PermissionAllow`/`PermissionDeny`, or a `PermissionDecision`; sync or async. Without it
     such calls are refused with a message saying how to allow them."""
-    on_notice: Callable[[str], None] | None = None
-    """Called with each notice for the user: ignored untrusted settings, broken settings
-    files, MCP servers that failed, hook warnings. `Agent.notices` keeps them too."""
-    on_hook_status: Callable[[HookStatus], None] | None = None
-    """Called when a hook with a `statusMessage` starts and ends (the CLI's spinner text)."""
+
+
+@dataclass(frozen=True)
+class ContextOptions:
+    """How big the context may grow and how it shrinks (compaction, collapse, prompt cache)."""
+
+    context_window: int | None = None
+    """Override the model table's context window (e.g. a local model)."""
+    autocompact_threshold: int | None = None
+    """Tokens at which to compact; None = the model's default threshold."""
+    compaction: CompactionName | None = None
+    """When the context shrinks: "default" (summarise at the autocompact threshold) or
+    "economy" (clear old tool results and summarise as soon as carrying them costs more
+    than shrinking; docs/compaction.md, "Choosing a policy"). None = the settings'
+    "compaction", else "default"."""
+    context_collapse: bool = False
+    """Collapse old rounds into one-line summaries (a read-time view) before a model-written
+    autocompact summary is needed. Off by default: on the 80-turn benchmark a model-written
+    summary cost 29% less and kept more of the task (docs/benchmarks.md)."""
+    cache_ttl: CacheTtlSetting | None = None
+    """How long prompt-cache entries live: "5m", "1h" (writes cost 2x input instead of
+    1.25x, and survive an hour's pause) or "auto" (1h once the gaps between requests run
+    past 4 minutes; docs/context.md, "Cache lifetime"). None = the settings' "cacheTtl",
+    else "5m"."""
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """The conversation's identity, where it is stored and what it starts from."""
+
+    session_id: str | None = None
+    """The id of a new session (default: a fresh uuid)."""
+    persist: bool = True
+    """Write the transcript (`$QUERYLOOP_HOME/projects/...`); False keeps it in memory."""
+    home: Path | None = None
+    """$QUERYLOOP_HOME (default: the variable, else ~/.queryloop)."""
+    history: Sequence[Message] = ()
+    """Messages to start the conversation from (a seeded or imported history)."""
+
+
+@dataclass(frozen=True)
+class WorkspaceOptions:
+    """The folders the agent works in and which of their settings it reads."""
+
     cwd: Path = field(default_factory=Path.cwd)
     """The project folder the agent works in (`~` expanded, made absolute)."""
-    mcp_config: Path | None = None
-    """An MCP servers file (`.mcp.json` shape) besides the project's `.mcp.json`."""
-    plugin_dirs: Sequence[Path] = ()
-    """Plugin folders in Claude Code's layout to load (`--plugin-dir`, docs/plugins.md),
-    besides the plugins the settings' `enabledPlugins` name."""
-    mcp_servers: Mapping[str, Mapping[str, Any]] | None = None
-    """MCP servers given in code: the `mcpServers` object of a `.mcp.json`
-    (`{"files": {"command": "python", "args": ["server.py"]}, "api": {"type": "http",
-    "url": ...}}`), over the files' servers of the same name. Checked like the files: a bad
-    entry stops the session before it starts."""
     add_dirs: Sequence[Path] = ()
     """Folders besides `cwd` the agent may work in (Claude Code's `--add-dir`; added to the
     settings' `additionalDirectories`)."""
@@ -115,57 +184,29 @@ class AgentOptions:
     settings, memory, agents, skills, commands), "project" (the project's) and "local"
     (`settings.local.json`); None: all; []: none of them. Managed settings are always read;
     a project's files still need a trusted folder."""
-    session_id: str | None = None
-    """The id of a new session (default: a fresh uuid)."""
-    persist: bool = True
-    """Write the transcript (`$QUERYLOOP_HOME/projects/...`); False keeps it in memory."""
-    home: Path | None = None
-    """$QUERYLOOP_HOME (default: the variable, else ~/.queryloop)."""
     trust: bool | None = None
     """Trust the folder's project settings (hooks, MCP servers, allow rules); None: as
     recorded by `queryloop trust`."""
-    thinking: Mapping[str, Any] | None = None
-    """Extended thinking, the API's shape: `{"type": "enabled", "budget_tokens": 4000}`."""
-    token_budget: int | None = None
-    """Keep working until this many output tokens are spent (stops when progress stalls)."""
-    autocompact_threshold: int | None = None
-    """Tokens at which to compact; None = the model's default threshold."""
-    context_collapse: bool = False
-    """Collapse old rounds into one-line summaries (a read-time view) before a model-written
-    autocompact summary is needed. Off by default: on the 80-turn benchmark a model-written
-    summary cost 29% less and kept more of the task (docs/benchmarks.md)."""
-    context_window: int | None = None
-    """Override the model table's context window (e.g. a local model)."""
-    compaction: CompactionName | None = None
-    """When the context shrinks: "default" (summarise at the autocompact threshold) or
-    "economy" (clear old tool results and summarise as soon as carrying them costs more
-    than shrinking; docs/compaction.md, "Choosing a policy"). None = the settings'
-    "compaction", else "default"."""
-    tool_search: str | int | None = None
-    """When MCP tools go behind ToolSearch: "auto" (default: above 10% of the context window),
-    "auto:N" (N percent), a token threshold, "always" or "never" (docs/context.md). None = the
-    settings' "toolSearch", else "auto"."""
-    cache_ttl: CacheTtlSetting | None = None
-    """How long prompt-cache entries live: "5m", "1h" (writes cost 2x input instead of
-    1.25x, and survive an hour's pause) or "auto" (1h once the gaps between requests run
-    past 4 minutes; docs/context.md, "Cache lifetime"). None = the settings' "cacheTtl",
-    else "5m"."""
+    plugin_dirs: Sequence[Path] = ()
+    """Plugin folders in Claude Code's layout to load (`--plugin-dir`, docs/plugins.md),
+    besides the plugins the settings' `enabledPlugins` name."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment variables for tools and hooks (over the settings' `env`)."""
-    history: Sequence[Message] = ()
-    """Messages to start the conversation from (a seeded or imported history)."""
-    tool_use_summaries: bool = False
-    """Write a one-line summary of each batch of tool calls with a small fast model, beside
-    the next model call (`ToolUseSummaryMessage`s; their cost is counted). The REPL turns
-    this on; off by default headless and in the SDK (docs/loop.md)."""
-    summary_model: str | None = None
-    """The model for tool-use summaries (default: Haiku on Anthropic; on an OpenAI-compatible
-    server none, so no summaries, unless one is named here)."""
-    agents: Sequence[AgentDefinition] = ()
-    """Subagent types besides the built-in general-purpose one and the agent files
-    (`.queryloop/agents/*.md`, `$QUERYLOOP_HOME/agents/*.md`); these win by name."""
-    max_subagent_depth: int = DEFAULT_MAX_DEPTH
-    """How deep subagents may nest (1: subagents cannot start subagents)."""
+
+
+@dataclass(frozen=True)
+class CallbackOptions:
+    """What the program is told, and may decide, while the agent runs."""
+
+    hooks: HooksArg | None = None
+    """Python hooks by event name, added to the settings files' hooks."""
+    stop_hooks: Sequence[StopHook] = ()
+    """Async callables asked whether the agent may stop (they can make it go on)."""
+    on_notice: Callable[[str], None] | None = None
+    """Called with each notice for the user: ignored untrusted settings, broken settings
+    files, MCP servers that failed, hook warnings. `Agent.notices` keeps them too."""
+    on_hook_status: Callable[[HookStatus], None] | None = None
+    """Called when a hook with a `statusMessage` starts and ends (the CLI's spinner text)."""
     tracer_provider: TracerProvider | None = None
     """The OpenTelemetry `TracerProvider` that gets the session's spans (docs/telemetry.md);
     None: the provider registered with the OpenTelemetry API, if any (else nothing is
@@ -173,11 +214,75 @@ class AgentOptions:
     `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is true."""
 
 
+@dataclass(frozen=True)
+class SubagentOptions:
+    """Which subagent types exist and how deep they may nest."""
+
+    agents: Sequence[AgentDefinition] = ()
+    """Subagent types besides the built-in general-purpose one and the agent files
+    (`.queryloop/agents/*.md`, `$QUERYLOOP_HOME/agents/*.md`); these win by name."""
+    max_subagent_depth: int = DEFAULT_MAX_DEPTH
+    """How deep subagents may nest (1: subagents cannot start subagents)."""
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Every knob of an Agent, grouped by concern; each group's fields are the keywords of
+    `Agent(...)` (`Agent(max_turns=3)` sets `options.limits.max_turns`). `None` means "use
+    the default / the settings files"."""
+
+    model: ModelOptions = field(default_factory=ModelOptions)
+    limits: LimitOptions = field(default_factory=LimitOptions)
+    tools: ToolOptions = field(default_factory=ToolOptions)
+    permissions: PermissionOptions = field(default_factory=PermissionOptions)
+    context: ContextOptions = field(default_factory=ContextOptions)
+    session: SessionOptions = field(default_factory=SessionOptions)
+    workspace: WorkspaceOptions = field(default_factory=WorkspaceOptions)
+    callbacks: CallbackOptions = field(default_factory=CallbackOptions)
+    subagents: SubagentOptions = field(default_factory=SubagentOptions)
+
+    @classmethod
+    def of(cls, **values: Any) -> AgentOptions:
+        """The options from flat keywords, each put in its group as given (`Agent(...)`
+        also checks and normalises them: `make_options`). An unknown name is a TypeError,
+        as for any constructor."""
+        unknown = sorted(set(values) - set(option_groups()))
+        if unknown:
+            raise TypeError(f"unknown Agent option(s): {', '.join(unknown)}")
+        return cls(
+            **{
+                group: kind(**{n: values[n] for n in _names(kind) if n in values})
+                for group, kind in _group_kinds().items()
+            }
+        )
+
+
+def option_fields() -> dict[str, Field[Any]]:
+    """Every option (a keyword of `Agent(...)`) and its declaration, the field of its group,
+    in declaration order."""
+    return {f.name: f for kind in _group_kinds().values() for f in fields(kind)}
+
+
+def option_groups() -> dict[str, str]:
+    """Each option's group: the `AgentOptions` field that holds it (`max_turns` -> `limits`)."""
+    return {n: group for group, kind in _group_kinds().items() for n in _names(kind)}
+
+
+def _group_kinds() -> dict[str, type[Any]]:
+    """`AgentOptions`' groups by field name: each field's default factory is its class."""
+    return {f.name: cast("type[Any]", f.default_factory) for f in fields(AgentOptions)}
+
+
+def _names(kind: type[Any]) -> list[str]:
+    return [f.name for f in fields(kind)]
+
+
 class AgentKwargs(TypedDict, total=False):
-    """The keyword arguments of `Agent(...)`: every `AgentOptions` field but `model` (the
-    first positional argument), with `cwd`, `home`, `mcp_config` and `add_dirs` also taking
-    strings.
-    Each is documented on `AgentOptions`."""
+    """The keyword arguments of `Agent(...)`: every field of the `AgentOptions` groups but
+    `model` (the first positional argument), with `cwd`, `home`, `mcp_config` and `add_dirs`
+    also taking strings. Each is documented on its group (`ModelOptions`, `LimitOptions`,
+    `ToolOptions`, `PermissionOptions`, `ContextOptions`, `SessionOptions`,
+    `WorkspaceOptions`, `CallbackOptions`, `SubagentOptions`)."""
 
     provider: ModelProvider | None
     base_url: str | None
@@ -251,7 +356,7 @@ def make_options(model: str | None, kwargs: Mapping[str, Any]) -> AgentOptions:
     if isinstance(mode, str):
         values["permission_mode"] = parse_mode(mode)
     values["tools"] = _checked_tools(values.get("tools", ()), values.get("builtin_tools", True))
-    return AgentOptions(model=model, **values)
+    return AgentOptions.of(model=model, **values)
 
 
 def _checked_tools(tools: Sequence[Any], builtin: bool | Sequence[str]) -> tuple[Tool, ...]:
@@ -276,4 +381,4 @@ def _checked_tools(tools: Sequence[Any], builtin: bool | Sequence[str]) -> tuple
     return tuple(tools)
 
 
-_KWARG_NAMES = frozenset(AgentKwargs.__annotations__)
+_KWARG_NAMES = frozenset(option_fields()) - {"model"}

@@ -142,7 +142,7 @@ class Conversation:
             "subtype": "init",
             "uuid": str(uuid.uuid4()),
             "session_id": agent.session_id,
-            "cwd": str(agent.options.cwd),
+            "cwd": str(agent.options.workspace.cwd),
             "model": agent.model,
             "tools": tools,
             "mcp_servers": [{"name": s["name"], "status": s["status"]} for s in mcp_status(agent)],

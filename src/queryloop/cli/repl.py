@@ -459,10 +459,10 @@ def _settings_check(options: AgentOptions) -> str:
     from ..providers.factory import choose_provider
     from ..session import queryloop_home
 
-    name = model_name(options, build_workspace(options, queryloop_home(options.home)))
-    if options.provider is not None:
+    name = model_name(options, build_workspace(options, queryloop_home(options.session.home)))
+    if options.model.provider is not None:
         return name
-    return choose_provider(name, base_url=options.base_url).model or name
+    return choose_provider(name, base_url=options.model.base_url).model or name
 
 
 def _project_config(cwd: Path) -> list[Path]:

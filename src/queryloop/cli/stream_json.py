@@ -211,7 +211,7 @@ def init_record(agent: Agent) -> dict[str, Any]:
         "subtype": "init",
         "session_id": agent.session_id,
         "model": agent.model,
-        "cwd": str(agent.options.cwd),
+        "cwd": str(agent.options.workspace.cwd),
         "tools": agent.tool_names,
         "permission_mode": agent.permission_mode,
         "queryloop_version": __version__,
