@@ -192,6 +192,8 @@ async def test_recovery_then_success_completes(tmp_path: Path) -> None:
 @dataclass
 class FakeCompaction:
     messages: Sequence[Message]
+    pre_tokens: int = 0
+    post_tokens: int = 0
 
 
 class FakeCompactor:

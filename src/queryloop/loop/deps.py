@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..hooks.types import LoopHooks, StopHook
 from ..messages.types import AttachmentMessage, Message
@@ -15,6 +15,9 @@ from ..providers.base import ModelProvider, ModelRequest
 from ..providers.errors import PromptTooLongError
 from ..tools.base import PermissionChecker, Tool, ToolContext, ToolHooks
 from .summaries import DEFAULT_GRACE_S, ToolUseSummarizer
+
+if TYPE_CHECKING:  # a type only: importing the loop does not load the compaction package
+    from ..compact.autocompact import AutoCompactTracking
 
 
 class RequestFactory(Protocol):
@@ -31,6 +34,18 @@ class RequestFactory(Protocol):
     ) -> ModelRequest: ...
 
 
+class CompactionOutcome(Protocol):
+    """The result of a compaction (auto, reactive or manual): the new history, and its
+    size in tokens before and after (for `CompactionEvent`)."""
+
+    @property
+    def messages(self) -> Sequence[Message]: ...
+    @property
+    def pre_tokens(self) -> int: ...
+    @property
+    def post_tokens(self) -> int: ...
+
+
 class PreprocessOutcome(Protocol):
     """What a compaction preprocess pass returns."""
 
@@ -39,26 +54,29 @@ class PreprocessOutcome(Protocol):
     @property
     def new_messages(self) -> Sequence[Message]: ...
     @property
-    def tracking(self) -> Any: ...
+    def tracking(self) -> AutoCompactTracking: ...
     @property
     def context_management(self) -> Mapping[str, Any] | None: ...
     @property
     def compacted(self) -> bool: ...
-
-
-class CompactionOutcome(Protocol):
-    """The result of a (reactive or manual) compaction."""
-
     @property
-    def messages(self) -> Sequence[Message]: ...
+    def compaction(self) -> CompactionOutcome | None:
+        """The autocompaction this pass made (read when `compacted`)."""
+        ...
 
 
 class Compactor(Protocol):
     """The layered compaction pipeline, as the loop drives it."""
 
     async def preprocess(
-        self, messages: Sequence[Message], tracking: Any, *, query_source: str = "main"
-    ) -> PreprocessOutcome: ...
+        self,
+        messages: Sequence[Message],
+        tracking: AutoCompactTracking | None,
+        *,
+        query_source: str = "main",
+    ) -> PreprocessOutcome:
+        """The view to send; `tracking` None (a query's first pass) starts a fresh one."""
+        ...
 
     def is_at_blocking_limit(self, messages: Sequence[Message]) -> bool: ...
 

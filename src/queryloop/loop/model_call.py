@@ -1,7 +1,7 @@
 """Phase 3 of an iteration: one model call, streamed, with fallback and stream-retry.
 
-`ModelCall.run()` yields loop events as they happen and leaves its verdict in
-`ModelCall.outcome`. Tool calls are handed to the streaming executor the moment their
+`ModelCall.run()` yields loop events as they happen and, last, the `ModelOutcome`: what
+the call left behind. Tool calls are handed to the streaming executor the moment their
 block completes, so tools run while the model is still writing.
 """
 
@@ -45,18 +45,18 @@ from .events import (
 )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ModelOutcome:
-    """What one model call left behind."""
+    """What one model call left behind (the last item `ModelCall.run()` yields)."""
 
     model: str
-    assistant_messages: list[AssistantMessage] = field(default_factory=list)
-    tool_uses: list[ToolUseBlock] = field(default_factory=list)
+    assistant_messages: tuple[AssistantMessage, ...] = ()
+    tool_uses: tuple[ToolUseBlock, ...] = ()
     stop_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
     error: ProviderError | None = None
     executor: StreamingToolExecutor | None = None
-    early_results: list[Message] = field(default_factory=list)
+    early_results: tuple[Message, ...] = ()
     """Tool results that finished while the model was still streaming."""
 
     @property
@@ -82,6 +82,11 @@ class _Attempt:
         self.tool_uses: list[ToolUseBlock] = []
         self.drafted: set[str] = set()
         """uuids of held messages written as drafts."""
+        self.stop_reason: str | None = None
+        self.usage = Usage()
+        """The response's, once it completed."""
+        self.early_results: list[Message] = []
+        """Tool results that finished while the model was still streaming."""
         self._open_text: dict[int, list[str]] = {}
         """Text blocks still streaming: index -> the deltas so far."""
 
@@ -104,6 +109,8 @@ class _Attempt:
 
     def finish(self, event: MessageComplete) -> AssistantMessage:
         response = event.response
+        self.usage = response.usage
+        self.stop_reason = response.stop_reason
         last = self.held or AssistantMessage(content=(), message_id=response.id, model=self.model)
         final = dataclasses.replace(
             last, stop_reason=response.stop_reason, usage=response.usage, model=response.model
@@ -159,7 +166,6 @@ class ModelCall:
         self.model = model
         self.max_tokens = max_tokens
         self.context_management = context_management
-        self.outcome = ModelOutcome(model=model)
 
     def _request(self, model: str) -> ModelRequest:
         request = self.params.request_builder.build(
@@ -188,8 +194,9 @@ class ModelCall:
             max_concurrency=self.params.max_tool_concurrency,
         )
 
-    async def run(self) -> AsyncIterator[LoopEvent]:
-        """Call the model, falling back or retrying a broken stream when that is safe."""
+    async def run(self) -> AsyncIterator[LoopEvent | ModelOutcome]:
+        """Call the model, falling back or retrying a broken stream when that is safe. The
+        last item is the `ModelOutcome`."""
         model = self.model
         stream_retries = self.params.stream_retries
         while True:
@@ -223,8 +230,8 @@ class ModelCall:
                     continue
             except ProviderError as exc:
                 error = exc
-            async for event in self._keep(attempt, executor, error):
-                yield event
+            async for last in self._keep(attempt, executor, error):
+                yield last
             return
 
     def _fallback_notice(self, model: str) -> Message:
@@ -279,8 +286,6 @@ class ModelCall:
                 async for loop_event in self._on_block(event, attempt, executor):
                     yield loop_event
             elif isinstance(event, MessageComplete):
-                self.outcome.usage = event.response.usage
-                self.outcome.stop_reason = event.response.stop_reason
                 yield StreamDelta(event)
                 yield MessageEvent(attempt.finish(event))
                 continue
@@ -292,7 +297,7 @@ class ModelCall:
                     if isinstance(message, ProgressMessage):
                         yield MessageEvent(message)
                     else:
-                        self.outcome.early_results.append(message)
+                        attempt.early_results.append(message)
             if abort.aborted:
                 return
 
@@ -317,24 +322,29 @@ class ModelCall:
         attempt: _Attempt,
         executor: StreamingToolExecutor | None,
         error: ProviderError | None,
-    ) -> AsyncIterator[LoopEvent]:
+    ) -> AsyncIterator[LoopEvent | ModelOutcome]:
         """End the call with what the attempt produced. A stream stopped before message_stop
         (an abort, a failure) still emits its held block: a tool call that ran keeps its
         call, and an interrupted answer keeps the text that arrived."""
         for message in attempt.cut_off(keep_partial_text=self._aborted()):
             yield MessageEvent(message)
-        self.outcome.model = attempt.model
-        self.outcome.assistant_messages = attempt.emitted
-        self.outcome.tool_uses = attempt.tool_uses
-        self.outcome.executor = executor
-        self.outcome.error = error
+        yield ModelOutcome(
+            model=attempt.model,
+            assistant_messages=tuple(attempt.emitted),
+            tool_uses=tuple(attempt.tool_uses),
+            stop_reason=attempt.stop_reason,
+            usage=attempt.usage,
+            error=error,
+            executor=executor,
+            early_results=tuple(attempt.early_results),
+        )
 
     async def _abandon(
         self, attempt: _Attempt, executor: StreamingToolExecutor | None, reason: TombstoneReason
     ) -> AsyncIterator[LoopEvent]:
-        """Void a failed attempt: stop its tools and tombstone what it emitted."""
+        """Void a failed attempt: stop its tools and tombstone what it emitted (its early
+        results go with it: the next attempt starts afresh)."""
         if executor is not None:
             executor.discard(reason)
-        self.outcome.early_results.clear()
         for message in attempt.written():
             yield MessageEvent(tombstone(message.uuid, reason))
