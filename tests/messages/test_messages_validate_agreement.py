@@ -339,5 +339,7 @@ def test_a_system_message_after_tool_results_starts_a_new_assistant_loop() -> No
     assert errors(body, MID_SYSTEM) == []
     # An effort-only system message carries nothing and leaves the loop as it was.
     body = _loop(True, False, [])
-    body["messages"].insert(3, {"role": "system", "content": [], "output_config": {"effort": "low"}})
+    body["messages"].insert(
+        3, {"role": "system", "content": [], "output_config": {"effort": "low"}}
+    )
     assert errors(body, MID_SYSTEM) == []
