@@ -1,7 +1,9 @@
 """Fuzz count: how many generated histories normalize into a request the API would reject.
 
 Draws histories from the property tests' strategies (tests/messages: arbitrary internal
-arrays, messy sessions, and sessions that end inside an unfinished tool loop), normalizes
+arrays, messy sessions, sessions that end inside an unfinished tool loop, and last turns
+that combine their edges: split responses with attachments or empty text between the
+parts, dropped thinking, interrupted and orphaned calls), normalizes
 each for one thinking mode and counts the requests that break a rule:
 
 * `validator`: any error `validate_api_request` reports;
@@ -36,7 +38,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "messages"))
 
 from msg_strategies import TOOLS, internal_arrays
-from session_strategies import from_last_boundary, last_turns, sessions
+from session_strategies import edge_turns, from_last_boundary, last_turns, sessions
 
 from queryloop.messages import (
     AssistantMessage,
@@ -55,13 +57,14 @@ THINKING = ("thinking", "redacted_thinking")
 
 
 def histories() -> st.SearchStrategy[tuple[bool, list[Message]]]:
-    """(session-shaped?, a history) from the three strategies, in equal parts. Only the
+    """(session-shaped?, a history) from the four strategies, in equal parts. Only the
     session-shaped ones give every response its own thinking texts, which the `partial`
     count needs (arbitrary arrays reuse them)."""
     return st.one_of(
         internal_arrays().map(lambda h: (False, h)),
         sessions().map(lambda case: (True, from_last_boundary(case[1]))),
         last_turns().map(lambda h: (True, from_last_boundary(h))),
+        edge_turns().map(lambda h: (True, from_last_boundary(h))),
     )
 
 

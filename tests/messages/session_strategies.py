@@ -22,17 +22,19 @@ from queryloop.messages import (
     Attachment,
     AttachmentMessage,
     Message,
+    ProgressMessage,
     SystemMessage,
     SystemSubtype,
     TextBlock,
     ThinkingBlock,
     ThinkingType,
+    TombstoneMessage,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
 )
 from queryloop.messages.constructors import interrupted_result
-from queryloop.messages.interruption import Interruption
+from queryloop.messages.interruption import INTERRUPTED_BY_USER, Interruption
 
 
 def examples(default: int) -> int:
@@ -85,6 +87,153 @@ def last_turns(draw: st.DrawFn) -> list[Message]:
         _turn_of(draw, b)
     _open_loop(draw, b)
     return b.messages
+
+
+EDGE_THINKING = ("signed", "unsigned", "missing", "cut", "dropped", "late")
+"""How the thinking of a last-turn response arrived. Beyond `THINKING_STATES`: "dropped",
+a signed block streamed as its own message and then voided by a tombstone (a stream retry);
+"late", an unsigned block after the other blocks (an interleaved block the stream cut)."""
+
+EDGE_FATES = ("results", "results", "interrupted", "orphaned", "synthetic", "streamed", "some")
+"""What became of a last-turn response's calls: real results; none and the user's
+interruption note; none at all (a crash: pairing answers them); stand-in results; results
+that landed between the response's parts (streaming tool execution); only some answered."""
+
+
+@st.composite
+def edge_turns(draw: st.DrawFn) -> list[Message]:
+    """A messy history whose last turn combines the edges one at a time is rarely enough for
+    (issue 32.8): an unsigned, cut, dropped or missing thinking block; a response split over
+    several messages with an attachment, a progress message or an empty text block between
+    its parts; calls interrupted, orphaned, answered in part or answered between the parts;
+    reminders, blank text and queued prompts beside the results. The array may end inside
+    the tool loop, after the interruption note, or right after the response."""
+    b = _Builder()
+    for _turn in range(draw(st.integers(0, 2))):
+        _turn_of(draw, b)
+    _prompt(draw, b)
+    for _step in range(draw(st.integers(1, 3))):
+        if not _edge_step(draw, b):
+            break
+    return b.messages
+
+
+def _edge_step(draw: st.DrawFn, b: _Builder) -> bool:
+    """One last-turn response and what became of its calls; False ends the history."""
+    mid = b.uid("msg")
+    state = draw(st.sampled_from(EDGE_THINKING))
+    parts, uses = _edge_parts(draw, mid, state)
+    fate = draw(st.sampled_from(EDGE_FATES)) if uses else "none"
+    answer_at = draw(st.integers(1, len(parts))) if fate == "streamed" else -1
+    first = _emit_parts(draw, b, mid, parts, uses, answer_at)
+    if state == "dropped" and len(parts) > 1:
+        b.add(TombstoneMessage(target_uuid=first.uuid, uuid=b.uid("t")))
+    if fate in ("none", "orphaned"):
+        return fate == "none" and draw(st.booleans())
+    if fate == "interrupted":
+        uid = b.uid("i")
+        b.add(UserMessage(content=f"{INTERRUPTED_BY_USER} {uid}", uuid=uid))
+        return draw(st.booleans())
+    if fate == "streamed":
+        answered = _use_ids(parts[:answer_at])
+        _results(draw, b, [u for u in uses if u.id not in answered])
+        return True
+    if fate == "some":
+        _results(draw, b, uses[: draw(st.integers(0, len(uses) - 1))])
+        return draw(st.booleans())
+    _results(draw, b, uses, synthetic=fate == "synthetic")
+    return True
+
+
+def _edge_parts(
+    draw: st.DrawFn, mid: str, state: str
+) -> tuple[list[list[Any]], list[ToolUseBlock]]:
+    """The response's blocks in parts: one part per block when it was streamed as one
+    message per block, else a single part; and its tool calls."""
+    parts: list[list[Any]] = []
+    if state in ("signed", "cut", "dropped", "unsigned"):
+        signature = "" if state == "unsigned" else "sig"
+        parts.append([ThinkingBlock(thinking=f"plan {mid}", signature=signature)])
+    if state == "cut":
+        parts.append([ThinkingBlock(thinking=f"more {mid}", signature="")])
+    if draw(st.booleans()):
+        parts.append([TextBlock(text=f"say {mid}")])
+    uses = [
+        ToolUseBlock(id=f"toolu_{mid}_{k}", name="Bash", input={"n": f"{mid}.{k}"})
+        for k in range(draw(st.integers(0, 2)))
+    ]
+    parts.extend([use] for use in uses)
+    if state == "late":
+        parts.append([ThinkingBlock(thinking=f"late {mid}", signature="")])
+    if draw(st.booleans()):  # an empty text block among the parts
+        at = draw(st.integers(0, len(parts)))
+        parts.insert(at, [TextBlock(text=draw(st.sampled_from(["", " ", "\n"])))])
+    if not parts:
+        parts.append([TextBlock(text=f"say {mid}")])
+    if not draw(st.booleans()):  # one message holding every block
+        parts = [[block for part in parts for block in part]]
+    return parts, uses
+
+
+def _emit_parts(
+    draw: st.DrawFn,
+    b: _Builder,
+    mid: str,
+    parts: list[list[Any]],
+    uses: list[ToolUseBlock],
+    answer_at: int,
+) -> Message:
+    """Append the response's messages, with an attachment or a progress message between two
+    of them, and (at `answer_at`) the results of the calls streamed so far; the first part."""
+    between = draw(st.sampled_from(["nothing", "nothing", "attachment", "progress"]))
+    at_between = draw(st.integers(1, len(parts))) if len(parts) > 1 else -1
+    messages: list[Message] = []
+    for index, part in enumerate(parts):
+        if index == at_between and between == "attachment":
+            aid = b.uid("att")
+            kind = draw(st.sampled_from(["system_reminder", "text"]))
+            b.add(
+                AttachmentMessage(attachment=Attachment(kind, {"content": f"ctx {aid}"}), uuid=aid)
+            )
+        elif index == at_between and between == "progress":
+            b.add(ProgressMessage(tool_use_id=uses[0].id if uses else "toolu_x", uuid=b.uid("p")))
+        if index == answer_at:
+            _results(draw, b, [u for u in uses if u.id in _use_ids(parts[:index])])
+        messages.append(
+            b.add(AssistantMessage(content=tuple(part), message_id=mid, uuid=b.uid("a")))
+        )
+    return messages[0]
+
+
+def _use_ids(parts: list[list[Any]]) -> set[str]:
+    return {block.id for part in parts for block in part if isinstance(block, ToolUseBlock)}
+
+
+def _results(
+    draw: st.DrawFn, b: _Builder, uses: list[ToolUseBlock], synthetic: bool = False
+) -> None:
+    """A user message answering `uses` (nothing when empty), with what may lie beside."""
+    if not uses:
+        return
+    blocks: list[Any] = [
+        interrupted_result(u.id, draw(st.sampled_from(Interruption)))
+        if synthetic
+        else ToolResultBlock(tool_use_id=u.id, content=f"out {u.id}")
+        for u in uses
+    ]
+    beside = draw(st.sampled_from(["nothing", "nothing", "blank", "queued", "reminder"]))
+    if beside == "blank":
+        blocks.append(TextBlock(text=draw(st.sampled_from(["", " ", "\n"]))))
+    elif beside == "queued":
+        blocks.append(TextBlock(text=f"also {b.uid('q')}"))
+    b.add(UserMessage(content=tuple(blocks), uuid=b.uid("r")))
+    if beside == "reminder":
+        aid = b.uid("rem")
+        b.add(
+            AttachmentMessage(
+                attachment=Attachment("system_reminder", {"content": f"note {aid}"}), uuid=aid
+            )
+        )
 
 
 def _turn_of(draw: st.DrawFn, b: _Builder) -> None:

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from msg_strategies import TOOLS
 from session_strategies import (
     answered_calls,
+    edge_turns,
     examples,
     from_last_boundary,
     last_turns,
@@ -194,6 +195,24 @@ def test_the_last_turn_of_a_messy_session_becomes_a_request_the_api_accepts(
             start = results_led_loop_first_assistant(out)
             assert start is None or out[start]["content"][0]["type"] in THINKING_BLOCKS, out
         _assert_thinking_sent_whole(history, out)
+
+
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edge_turns())
+def test_the_last_turn_at_its_edges_becomes_a_request_the_api_accepts(
+    history: list[Message],
+) -> None:
+    """Issue 32.8: the edges of issue 25.12 combined in one last turn — unsigned, cut,
+    dropped or missing thinking beside interrupted, orphaned or partly answered calls, a
+    response split with an attachment, a progress message or an empty text block between
+    its parts, results streamed between the parts."""
+    sent = from_last_boundary(history)
+    for mode in (ThinkingType.ENABLED, ThinkingType.ADAPTIVE):
+        out = _check_nothing_lost(sent, mode)
+        if mode is ThinkingType.ENABLED:
+            start = results_led_loop_first_assistant(out)
+            assert start is None or out[start]["content"][0]["type"] in THINKING_BLOCKS, out
+        _assert_thinking_sent_whole(sent, out)
 
 
 def _assert_thinking_sent_whole(history: list[Message], out: list[ApiMessage]) -> None:

@@ -303,3 +303,43 @@ def test_a_model_that_thinks_by_default_thinks_when_thinking_is_unset() -> None:
     body, model = _with_model("claude-opus-4-8")
     body["context_management"] = {"edits": [{"type": "clear_thinking_20251015"}]}
     assert errors(body, model) == ["context_management.clear_thinking_without_thinking"]
+
+
+# -- issue 32.8: what the validator still accepted -------------------------------------------
+
+
+def test_two_consecutive_system_messages_are_rejected() -> None:
+    """Each system message that carries content must immediately follow a user turn; the
+    second of two in a row follows a system message. One that only sets `output_config`
+    renders nothing and may still go anywhere, also beside one that carries content."""
+    body = base()
+    body["messages"] += [SYSTEM, {"role": "system", "content": "And the README."}]
+    assert errors(body, MID_SYSTEM) == ["system_message.consecutive"]
+    body["messages"].append({"role": "assistant", "content": "Updating both."})
+    body["messages"].append({"role": "user", "content": "thanks"})
+    assert errors(body, MID_SYSTEM) == ["system_message.consecutive"]
+    effort_only = {"role": "system", "content": [], "output_config": {"effort": "low"}}
+    body = base()
+    body["messages"] += [SYSTEM, effort_only]
+    assert errors(body, MID_SYSTEM) == []
+    body = base()
+    body["messages"] += [effort_only, SYSTEM]
+    assert errors(body, MID_SYSTEM) == []
+
+
+def test_a_system_message_after_tool_results_starts_a_new_assistant_loop() -> None:
+    """Like a user block beside the results, a system message between the results and the
+    next assistant message ends the loop before it: under extended thinking the assistant
+    message after it is the final loop's first and must start with thinking."""
+    body = _loop(True, False, [])
+    body["messages"].insert(3, copy.deepcopy(SYSTEM))
+    assert errors(body, MID_SYSTEM) == ["thinking.last_assistant_must_start_with_thinking"]
+    body = _loop(True, True, [])
+    body["messages"].insert(3, copy.deepcopy(SYSTEM))
+    assert errors(body, MID_SYSTEM) == []
+    # An effort-only system message carries nothing and leaves the loop as it was.
+    body = _loop(True, False, [])
+    body["messages"].insert(
+        3, {"role": "system", "content": [], "output_config": {"effort": "low"}}
+    )
+    assert errors(body, MID_SYSTEM) == []

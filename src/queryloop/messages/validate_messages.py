@@ -39,6 +39,8 @@ class _Turn:
     first_index: int
     last_index: int
     blocks: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
+    after_system: bool = False
+    """A system message that carries content lies right before this turn."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +60,7 @@ def final_turn_first_assistant(messages: Sequence[Mapping[str, Any]]) -> int | N
     prompt, a reminder) "designates a new assistant loop", so the loop starts after it.
     Expects alternating roles and list content.
     """
-    return _loop_start(messages, _results_only)
+    return _loop_start(messages, _results_only, _never)
 
 
 def results_led_loop_first_assistant(messages: Sequence[Mapping[str, Any]]) -> int | None:
@@ -68,18 +70,28 @@ def results_led_loop_first_assistant(messages: Sequence[Mapping[str, Any]]) -> i
     Normalization satisfies both readings (see `close_tool_turn_without_thinking`), so a
     request stays valid whichever one the API applies; the validator checks the documented one.
     """
-    return _loop_start(messages, _results_led)
+    return _loop_start(messages, _results_led, _never)
 
 
 def _loop_start(
-    messages: Sequence[Mapping[str, Any]], continues: Callable[[Mapping[str, Any]], bool]
+    messages: Sequence[Mapping[str, Any]],
+    continues: Callable[[Mapping[str, Any]], bool],
+    opens: Callable[[int], bool],
 ) -> int | None:
+    """Walk back over (assistant, `continues` user) pairs from the end; an assistant message
+    for whose index `opens` is true starts the loop whatever precedes it."""
     j = len(messages) - 1
     first: int | None = None
     while j >= 1 and continues(messages[j]) and messages[j - 1].get("role") == "assistant":
         first = j - 1
+        if opens(first):
+            break
         j -= 2
     return first
+
+
+def _never(index: int) -> bool:
+    return False
 
 
 def _user_blocks(message: Mapping[str, Any]) -> list[Any]:
@@ -145,11 +157,13 @@ def _combine(messages: list[Any], out: Out, cache: Cache) -> tuple[list[_Turn], 
     systems: list[_System] = []
     last = len(messages) - 1
     previous_role = ""
+    system_before = False
     for i, message in enumerate(messages):
         path = f"messages[{i}]"
         role = message.get("role") if isinstance(message, Mapping) else None
         if role == "system":
             systems.append(_System(i, _check_system_content(message, path, out, cache)))
+            system_before = system_before or systems[-1].carries_content
             previous_role = "system"
             continue
         if role not in ("user", "assistant"):
@@ -176,7 +190,8 @@ def _combine(messages: list[Any], out: Out, cache: Cache) -> tuple[list[_Turn], 
             turns[-1].blocks.extend(blocks)
             turns[-1].last_index = i
         else:
-            turns.append(_Turn(role, i, i, blocks))
+            turns.append(_Turn(role, i, i, blocks, system_before))
+        system_before = False
     return turns, systems
 
 
@@ -218,9 +233,19 @@ def _check_system_messages(
         else:
             groups.append([system])
     for group in groups:
-        if not any(s.carries_content for s in group):
+        carriers = [s for s in group if s.carries_content]
+        if not carriers:
             continue  # an effort-only message renders nothing and may go anywhere
         path = f"messages[{group[0].index}]"
+        if len(carriers) > 1 and model.mid_conversation_system is not False:
+            out.append(
+                Violation(
+                    "system_message.consecutive",
+                    "two system messages in a row: each must immediately follow a user "
+                    "turn; put their content in one system message",
+                    f"messages[{carriers[1].index}]",
+                )
+            )
         if model.mid_conversation_system is False:
             out.append(
                 Violation(
@@ -442,8 +467,11 @@ def _check_final_assistant(final: _Turn, out: Out, mode: ThinkingType, model: Mo
 
 
 def _check_final_turn_thinking(turns: list[_Turn], out: Out) -> None:
+    """Extended thinking: the first assistant message of the unfinished tool loop starts
+    with thinking. Like a user block beside the results, a system message that carries
+    content before an assistant turn starts a new loop there (docs/messages.md)."""
     as_messages = [{"role": t.role, "content": [b for _, b in t.blocks]} for t in turns]
-    start = final_turn_first_assistant(as_messages)
+    start = _loop_start(as_messages, _results_only, lambda k: turns[k].after_system)
     if start is None:
         return
     blocks = turns[start].blocks
@@ -453,7 +481,8 @@ def _check_final_turn_thinking(turns: list[_Turn], out: Out) -> None:
                 "thinking.last_assistant_must_start_with_thinking",
                 "with extended thinking (type enabled), the assistant message that opened "
                 "the unfinished tool loop (the first after the last user message with "
-                "anything but tool_results) must start with a thinking block",
+                "anything but tool_results, or after a system message) must start with a "
+                "thinking block",
                 f"messages[{turns[start].first_index}]",
             )
         )
