@@ -119,7 +119,7 @@ class ProcessView:
         except OSError:
             return False
 
-    def start(self, path: str, dirfd: int | None) -> str:
+    def start(self, dirfd: int | None) -> str:
         """The folder a relative `path` starts from (the cwd, or the folder `dirfd` holds)."""
         if dirfd is None or dirfd == AT_FDCWD:
             return f"/proc/{self.pid}/cwd"
@@ -144,12 +144,12 @@ def open_executable(view: ProcessView, path: str, dirfd: int | None = None) -> I
 
 def _resolve(view: ProcessView, path: str, dirfd: int | None) -> int:
     if path == "" and dirfd is not None:  # execveat(fd, "", AT_EMPTY_PATH): the fd itself
-        return os.open(view.start(path, dirfd), os.O_RDONLY | os.O_CLOEXEC)
+        return os.open(view.start(dirfd), os.O_RDONLY | os.O_CLOEXEC)
     if view.shares_our_root():  # the common case: the kernel resolves as for the process
-        where = path if path.startswith("/") else f"{view.start(path, dirfd)}/{path}"
+        where = path if path.startswith("/") else f"{view.start(dirfd)}/{path}"
         return os.open(where, os.O_RDONLY | os.O_CLOEXEC)
     todo = [p for p in path.split("/") if p]
-    base = view.root if path.startswith("/") else view.start(path, dirfd)
+    base = view.root if path.startswith("/") else view.start(dirfd)
     current = os.open(base, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     links = 0
     try:

@@ -161,7 +161,7 @@ class Supervisor:
             return None
         try:
             with open_executable(view, path, dirfd) as fd:
-                names = self._names(view, fd, path, argv)
+                names = self._names(fd, path, argv)
                 interpreter = shebang(fd)
         except OSError:
             return None  # the kernel cannot find it either; it answers the exec itself
@@ -175,7 +175,7 @@ class Supervisor:
         self.refusals.add(f"queryloop: {shlex.join(argv)[:200]} was not run: {message}")
         return errno.EPERM
 
-    def _names(self, view: ProcessView, fd: int, path: str, argv: list[str]) -> set[str]:
+    def _names(self, fd: int, path: str, argv: list[str]) -> set[str]:
         names = self._index.names_of(fd)
         names.add(os.path.basename(path))
         if argv:
@@ -189,7 +189,7 @@ class Supervisor:
         assert self._policy is not None
         try:
             with open_executable(view, interpreter[0]) as fd:
-                names = self._names(view, fd, interpreter[0], [interpreter[0]])
+                names = self._names(fd, interpreter[0], [interpreter[0]])
         except OSError:
             return None
         argv = (*interpreter, call.path, *call.argv[1:])
