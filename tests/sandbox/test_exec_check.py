@@ -63,6 +63,12 @@ RM_ATTEMPTS = [
     "python3 -c \"import os,shutil; shutil.copy('/bin/rm','q'); os.chmod('q',0o755);"
     " fd=os.open('q', os.O_RDONLY); os.execve(fd, ['q','-rf','x'], {})\"",
     "git -c alias.zap='!rm -rf x' zap",
+    "/lib64/ld-linux-x86-64.so.2 /bin/rm -rf x",
+    "cp /lib64/ld-linux-x86-64.so.2 ./L; ./L --argv0 ls --library-path /lib /bin/rm -rf x",
+    "exec 3</bin/rm; /proc/self/fd/3 -rf x",
+    "exec 3</bin/rm; /proc/thread-self/fd/3 -rf x",
+    "ln -sf /proc/self/fd/3 lnk; exec 3</bin/rm; ./lnk -rf x",
+    "cd /proc/self/fd && exec 3</bin/rm && cd - >/dev/null && /proc/$$/fd/3 -rf x",
 ]
 CURL_ATTEMPTS = [
     "ln -s /usr/bin/curl c && ./c -s {url}",
@@ -86,6 +92,8 @@ BENIGN = [
     "git fetch origin",
     "python3 -c \"import os; os.system('echo hi')\"",
     "cp /bin/ls ./myls && ./myls",
+    "/lib64/ld-linux-x86-64.so.2 /bin/ls",
+    "exec 3</bin/ls; /proc/self/fd/3 >/dev/null",
 ]
 
 

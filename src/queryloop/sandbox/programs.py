@@ -11,15 +11,43 @@ anything else costs one `fstat`.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import glob
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 STANDARD_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 """Searched besides the command's PATH: a rule names the program wherever it lives."""
+LOADER = "ld.so"
+"""The name the dynamic loader's files are indexed under: run as a program
+(`/lib64/ld-linux-x86-64.so.2 /bin/rm -rf x`) it maps the program it is given without
+another exec, so that program is what is checked."""
+LOADER_GLOBS = (
+    "/lib64/ld-linux*.so*",
+    "/lib/ld-linux*.so*",
+    "/lib/*/ld-linux*.so*",
+    "/usr/lib/*/ld-linux*.so*",
+    "/usr/lib64/ld-linux*.so*",
+    "/lib/ld-musl-*.so*",
+)
+_LOADER_VALUE_OPTIONS = frozenset(
+    {
+        "--library-path",
+        "--inhibit-rpath",
+        "--audit",
+        "--preload",
+        "--argv0",
+        "--glibc-hwcaps-prefix",
+        "--glibc-hwcaps-mask",
+    }
+)
 MAX_LINKS = 40
 """Symbolic links followed in one path (the kernel's own limit)."""
 SHEBANG_BYTES = 256
@@ -54,6 +82,9 @@ class ProgramIndex:
         for name in names:
             for candidate in _candidates(name, dirs):
                 index._add(candidate, name)
+        for pattern in LOADER_GLOBS:
+            for candidate in glob.glob(pattern):
+                index._add(candidate, LOADER)
         return index
 
     def _add(self, path: str, name: str) -> None:
@@ -110,14 +141,21 @@ class ProcessView:
     def root(self) -> str:
         return f"/proc/{self.pid}/root"
 
-    def shares_our_root(self) -> bool:
-        """Whether the process sees our file tree (same mount namespace, same root): then
-        an absolute symlink means for it what it means for us."""
-        try:
-            same_ns = os.readlink(f"/proc/{self.pid}/ns/mnt") == _OWN_MOUNT_NS
-            return same_ns and os.readlink(self.root) == "/"
-        except OSError:
-            return False
+    def proc_entry(self, procfs: int, *, thread: bool = False) -> str:
+        """`self` (or `thread-self`) of the procfs `procfs` holds, for this process: its ids
+        in our pid namespace when that procfs is ours, else those in its own namespace (the
+        sandbox's /proc)."""
+        status = dict(
+            line.split(":", 1) for line in Path(f"/proc/{self.pid}/status").read_text().splitlines()
+        )
+        ours = (
+            os.readlink("self", dir_fd=procfs) == str(os.getpid()) if _has_self(procfs) else False
+        )
+        if ours:
+            tgid, tid = status["Tgid"].strip(), str(self.pid)
+        else:
+            tgid, tid = status["NStgid"].split()[-1], status["NSpid"].split()[-1]
+        return f"{tgid}/task/{tid}" if thread else tgid
 
     def start(self, dirfd: int | None) -> str:
         """The folder a relative `path` starts from (the cwd, or the folder `dirfd` holds)."""
@@ -127,7 +165,14 @@ class ProcessView:
 
 
 AT_FDCWD = -100
-_OWN_MOUNT_NS = os.readlink("/proc/self/ns/mnt") if os.path.exists("/proc/self/ns/mnt") else ""
+
+
+def _has_self(procfs: int) -> bool:
+    try:
+        os.readlink("self", dir_fd=procfs)
+    except OSError:  # a procfs of a pid namespace we are not in has no `self` for us
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -143,11 +188,13 @@ def open_executable(view: ProcessView, path: str, dirfd: int | None = None) -> I
 
 
 def _resolve(view: ProcessView, path: str, dirfd: int | None) -> int:
+    """Walk `path` a component at a time from the process's root or working folder. A
+    symbolic link is read and walked in turn (an absolute one from the process's root), so
+    that it means what it means for the process; inside procfs, `self` and `thread-self`
+    are the process's own entries (not ours) and links (`fd/3`, `cwd`) are followed by the
+    kernel, which resolves them for the process they belong to."""
     if path == "" and dirfd is not None:  # execveat(fd, "", AT_EMPTY_PATH): the fd itself
         return os.open(view.start(dirfd), os.O_RDONLY | os.O_CLOEXEC)
-    if view.shares_our_root():  # the common case: the kernel resolves as for the process
-        where = path if path.startswith("/") else f"{view.start(dirfd)}/{path}"
-        return os.open(where, os.O_RDONLY | os.O_CLOEXEC)
     todo = [p for p in path.split("/") if p]
     base = view.root if path.startswith("/") else view.start(dirfd)
     current = os.open(base, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -155,10 +202,17 @@ def _resolve(view: ProcessView, path: str, dirfd: int | None) -> int:
     try:
         while todo:
             part = todo.pop(0)
+            in_proc = _is_procfs(current)
+            if in_proc and part in ("self", "thread-self"):
+                todo[:0] = view.proc_entry(current, thread=part == "thread-self").split("/")
+                continue
             try:
-                target = os.readlink(part, dir_fd=current)
+                target = None if in_proc else os.readlink(part, dir_fd=current)
             except OSError:  # not a link (or missing: open() below says so)
-                nxt = os.open(part, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=current)
+                target = None
+            if target is None:
+                flags = os.O_PATH | os.O_CLOEXEC | (0 if in_proc else os.O_NOFOLLOW)
+                nxt = os.open(part, flags, dir_fd=current)
                 os.close(current)
                 current = nxt
                 continue
@@ -174,6 +228,25 @@ def _resolve(view: ProcessView, path: str, dirfd: int | None) -> int:
         os.close(current)
 
 
+PROC_SUPER_MAGIC = 0x9FA0
+_STATFS_SIZE = 256
+
+
+def _is_procfs(fd: int) -> bool:
+    """Whether the folder `fd` holds is on a procfs (its type, from fstatfs(2))."""
+    buffer = ctypes.create_string_buffer(_STATFS_SIZE)
+    if _libc().fstatfs(fd, buffer) != 0:
+        return False
+    return int.from_bytes(buffer.raw[: ctypes.sizeof(ctypes.c_long)], sys.byteorder) == (
+        PROC_SUPER_MAGIC
+    )
+
+
+@cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+
 def shebang(fd: int) -> list[str] | None:
     """A script's `#!` line as the kernel splits it (the interpreter and at most one
     argument), or None for a binary."""
@@ -186,6 +259,18 @@ def shebang(fd: int) -> list[str] | None:
     interpreter, _, argument = line.partition(" ")
     argument = argument.strip()
     return [interpreter, argument] if argument else [interpreter]
+
+
+def loaded_program(argv: Sequence[str]) -> list[str] | None:
+    """The program and arguments the dynamic loader was asked to run (`argv[0]` is the
+    loader), as it reads its options (ld.so(8)); None when it runs none (`--help`). The
+    program's file comes first: `--argv0` changes only the name it is told it has."""
+    words = list(argv[1:])
+    while words and words[0].startswith("--"):
+        name, eq, _ = words.pop(0).partition("=")
+        if name in _LOADER_VALUE_OPTIONS and not eq and words:
+            words.pop(0)
+    return words or None
 
 
 def parent_argv(pid: int) -> tuple[str, ...]:

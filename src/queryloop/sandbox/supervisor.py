@@ -29,7 +29,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .exec_policy import ExecCall, ExecPolicy
-from .programs import ProcessView, ProgramIndex, open_executable, parent_argv, shebang
+from .programs import (
+    LOADER,
+    ProcessView,
+    ProgramIndex,
+    loaded_program,
+    open_executable,
+    parent_argv,
+    shebang,
+)
 from .seccomp import AF_UNIX, Listener, Memory, Notification, Watched, receive_listener
 
 log = logging.getLogger(__name__)
@@ -168,8 +176,11 @@ class Supervisor:
         parent = functools.partial(parent_argv, note.pid)
         call = ExecCall(path, tuple(sorted(names)), tuple(argv), parent, truncated)
         message = self._policy.refusal(call)
-        if message is None and interpreter is not None:
-            message = self._script(view, interpreter, call)
+        if message is None and interpreter is not None:  # a script runs its interpreter
+            message = self._run_by(view, [*interpreter, path, *argv[1:]], call)
+        if message is None and LOADER in names:  # the loader runs the program it is given
+            loaded = loaded_program(argv)
+            message = None if loaded is None else self._run_by(view, loaded, call)
         if message is None:
             return None
         self.refusals.add(f"queryloop: {shlex.join(argv)[:200]} was not run: {message}")
@@ -183,18 +194,21 @@ class Supervisor:
         names.discard("")
         return names
 
-    def _script(self, view: ProcessView, interpreter: list[str], call: ExecCall) -> str | None:
-        """A `#!` script runs its interpreter without another exec: check that program
-        with the arguments the kernel gives it."""
+    def _run_by(self, view: ProcessView, argv: list[str], call: ExecCall) -> str | None:
+        """Check the program a script's interpreter or the loader runs without another
+        exec: `argv[0]` is its file (relative to the process's folder), `argv` what it gets."""
         assert self._policy is not None
         try:
-            with open_executable(view, interpreter[0]) as fd:
-                names = self._names(fd, interpreter[0], [interpreter[0]])
+            with open_executable(view, argv[0]) as fd:
+                names = self._names(fd, argv[0], argv[:1])
+                interpreter = shebang(fd)
         except OSError:
-            return None
-        argv = (*interpreter, call.path, *call.argv[1:])
-        script = ExecCall(interpreter[0], tuple(sorted(names)), argv, call.parent)
-        return self._policy.refusal(script)
+            return None  # it will not find it either
+        inner = ExecCall(argv[0], tuple(sorted(names)), tuple(argv), call.parent)
+        message = self._policy.refusal(inner)
+        if message is None and interpreter is not None and argv[0] != call.path:
+            message = self._run_by(view, [*interpreter, *argv], call)
+        return message
 
     def _connect(self, listener: Listener, note: Notification) -> int | None:
         if self._sockets is None:
