@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import platform
 import socket
 import subprocess
 import threading
@@ -345,3 +346,17 @@ async def test_the_agent_refuses_a_copied_program_with_the_projects_rules(
         seen = json.dumps(server.requests[-1]["messages"][-1])
     assert (project / "x").is_dir()
     assert "Bash(rm -rf:*)" in seen and "was not run" in seen
+
+
+async def test_a_command_cannot_take_the_exec_notifications_for_itself(
+    repo: Path, guard: ExecGuard
+) -> None:
+    """A filter of the command's own with a listener that lets every exec run would get the
+    notifications first; the kernel refuses it (one listener per process tree)."""
+    if platform.machine() != "x86_64":
+        pytest.skip("the attack's filter is written for x86_64's system call numbers")
+    script = Path(__file__).with_name("steal_listener.py")
+    ctx = ToolContext(cwd=repo, exec_guard=guard, env=clean_env())
+    result = await run(f"python3 {script}", ctx)
+    assert (repo / "x").is_dir(), result.content
+    assert "listener -1 16" in str(result.content)  # EBUSY
