@@ -111,7 +111,7 @@ async def test_subagent_usage_and_cost_roll_up_into_the_parent(tmp_path: Path, h
 async def test_a_deny_rule_and_hooks_fire_for_a_subagents_tool_calls(
     tmp_path: Path, home: Path
 ) -> None:
-    seen: list[tuple[str, str, str]] = []
+    seen: list[tuple[str, str, str | None]] = []
 
     def pre(event: dict[str, Any]) -> dict[str, Any] | None:
         seen.append(

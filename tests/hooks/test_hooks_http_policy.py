@@ -44,7 +44,10 @@ class _Endpoint(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endpoint() -> Iterator[tuple[int, Calls]]:
-    handler = type("Endpoint", (_Endpoint,), {"calls": []})
+    class Endpoint(_Endpoint):
+        calls: ClassVar[Calls] = []
+
+    handler = Endpoint
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
