@@ -16,11 +16,7 @@ from queryloop.loop import Continue, MessageEvent, Terminal, TerminalEvent, Tran
 from queryloop.messages import Message
 from queryloop.testing import MessagesServer, cut_stream, text, tool_use, turn
 
-
-@pytest.fixture(autouse=True)
-def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("home")
 
 
 def agent_for(server: MessagesServer, cwd: Path, **kw: Any) -> Agent:

@@ -52,9 +52,7 @@ def delete_customer(customer_id: str) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+def _env(home: Path) -> None:
     CALLS.clear()
 
 

@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import pytest
 from subagent_support import by_thread, make_agent, result_text, tool_results
 
 from queryloop.loop import Terminal
@@ -21,14 +20,6 @@ from queryloop.messages import (
     UserMessage,
 )
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    return home
 
 
 def tool_names(body: dict[str, Any]) -> list[str]:

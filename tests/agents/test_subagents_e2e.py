@@ -16,14 +16,6 @@ from queryloop.session import load_transcript
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    return home
-
-
 def agent_call(marker: str, **extra: Any) -> Any:
     return tool_use("Agent", {"description": f"do {marker}", "prompt": f"{marker}: work", **extra})
 

@@ -7,21 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from queryloop import Agent
 from queryloop.hooks import CommandHook, HookMatcher
 from queryloop.loop import Terminal
 from queryloop.messages import Message
 from queryloop.providers.errors import AuthenticationError
 from queryloop.testing import ScriptedProvider, text, tool_use, turn
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
-    return home
 
 
 def recorder(log: Path, then: str = "") -> CommandHook:

@@ -24,9 +24,7 @@ from queryloop.testing import MessagesServer, text, turn
 Calls = list[tuple[str, dict[str, str]]]
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+pytestmark = pytest.mark.usefixtures("api_key")
 
 
 class _Endpoint(BaseHTTPRequestHandler):

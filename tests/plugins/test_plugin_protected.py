@@ -27,9 +27,7 @@ def make_plugin(project: Path) -> Path:
     return plugin
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+pytestmark = pytest.mark.usefixtures("api_key")
 
 
 def result_of(body: dict[str, Any]) -> dict[str, Any]:

@@ -44,9 +44,7 @@ LAST = "LAST-ANSWER-KEPT-VERBATIM"
 
 
 @pytest.fixture(autouse=True)
-def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+def _env(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("QUERYLOOP_MODEL", raising=False)
 
 
