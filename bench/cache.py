@@ -41,6 +41,7 @@ from queryloop.context import (
     get_system_context,
     loaded_deferred_tools,
 )
+from queryloop.context.cache_ttl import CacheTtlSetting
 from queryloop.messages import AssistantMessage, Message, ProgressMessage, Usage, user_message
 from queryloop.providers.anthropic import AnthropicProvider
 from queryloop.providers.base import complete
@@ -62,7 +63,7 @@ class QueryInput(BaseModel):
 class FakeMcpTool(BaseTool[QueryInput]):
     """Stands in for a tool of an MCP server that connects mid-session."""
 
-    input_model = QueryInput
+    input_model: type[BaseModel] = QueryInput
     read_only = True
 
     def __init__(self, name: str, description: str) -> None:
@@ -140,7 +141,7 @@ async def run_session(
     *,
     turns: int = 30,
     model: str = "claude-sonnet-4-6",
-    cache_ttl: str | None = "5m",
+    cache_ttl: CacheTtlSetting | None = "5m",
     connect_at: int | None = None,
     load_at: int | None = None,
 ) -> SessionReport:
@@ -165,7 +166,11 @@ def _record_server(report: SessionReport, server: MessagesServer) -> None:
 
 
 async def _drive(
-    root: Path, provider: AnthropicProvider, report: SessionReport, turns: int, ttl: str | None
+    root: Path,
+    provider: AnthropicProvider,
+    report: SessionReport,
+    turns: int,
+    ttl: CacheTtlSetting | None,
 ) -> None:
     connected: list[Tool] = []
     tools: list[Tool] = [ReadTool(), ToolSearchTool(lambda: connected)]

@@ -86,7 +86,7 @@ def _results_only(message: dict[str, Any]) -> bool:
 
 
 def _results_led(message: dict[str, Any]) -> bool:
-    return message["role"] == "user" and message["content"][0]["type"] == "tool_result"
+    return bool(message["role"] == "user" and message["content"][0]["type"] == "tool_result")
 
 
 def _partial(history: list[Message], out: list[dict[str, Any]]) -> bool:

@@ -29,7 +29,7 @@ class _In(BaseModel):
 
 class _Bash(BaseTool[_In]):
     name = "Bash"
-    input_model = _In
+    input_model: type[BaseModel] = _In
 
     def permission_subject(self, input: Any) -> str | None:
         return str(input.command)

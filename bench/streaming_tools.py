@@ -87,11 +87,15 @@ class PacedModel:
 
 
 class Builder:
+    model = "m"
+
     def build(
         self, messages: Sequence[Message], *, max_tokens: int, model: str | None = None
     ) -> ModelRequest:
         return ModelRequest(
-            model=model or "m", messages=normalize_messages_for_api(messages), max_tokens=max_tokens
+            model=model or self.model,
+            messages=normalize_messages_for_api(messages),
+            max_tokens=max_tokens,
         )
 
 
@@ -100,7 +104,6 @@ async def last_tool_done(streaming: bool) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         params = QueryParams(
             provider=PacedModel(),
-            model="m",
             request_builder=Builder(),
             tool_context=ToolContext(cwd=Path(tmp)),
             tools=[slow],

@@ -25,7 +25,7 @@ class NoopInput(BaseModel):
 
 class Noop(BaseTool[NoopInput]):
     name = "Noop"
-    input_model = NoopInput
+    input_model: type[BaseModel] = NoopInput
     concurrency_safe = True
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolResult]:

@@ -14,6 +14,7 @@ examples on every run and keep failures in `.hypothesis/`.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -42,3 +43,18 @@ def _no_repl_tool_use_summaries(monkeypatch: pytest.MonkeyPatch) -> None:
     """The REPL's tool-use summaries are side requests that would take turns from a list
     script: off in tests unless a test sets QUERYLOOP_TOOL_USE_SUMMARIES=1 itself."""
     monkeypatch.setenv("QUERYLOOP_TOOL_USE_SUMMARIES", "0")
+
+
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An API key for the local test server (any key works there)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, api_key: None) -> Path:
+    """`$QUERYLOOP_HOME` at `tmp_path / "home"` (not made), for tests that write settings or
+    look at sessions there; with an API key."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
+    return home

@@ -12,7 +12,7 @@ from agent_helpers import local_agent
 
 from queryloop import Agent, tool
 from queryloop.loop import Continue, Terminal, TransitionEvent
-from queryloop.messages import AssistantMessage
+from queryloop.messages import AssistantMessage, Message
 from queryloop.providers import TextDelta
 from queryloop.session import load_transcript
 from queryloop.testing import MessagesServer, overloaded, text, tool_use, turn
@@ -190,7 +190,7 @@ async def test_autocompact_runs_pre_compact_hooks_and_keeps_the_task(
             return turn(text("Summary: the task is to count sheep; ZEBRA noted."))
         return turn(text("Still counting sheep."))
 
-    history = [user_message("Task: count the sheep in the field.")]
+    history: list[Message] = [user_message("Task: count the sheep in the field.")]
     for i in range(12):
         history.append(assistant_message(f"Counted batch {i}: " + "sheep " * 400))
         history.append(user_message(f"next batch {i}"))
@@ -217,7 +217,7 @@ def test_unknown_option_is_a_clear_error() -> None:
     from queryloop.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"unknown Agent option.*max_turn.*valid options"):
-        Agent("claude-sonnet-5-5", max_turn=3)
+        Agent("claude-sonnet-5-5", max_turn=3)  # type: ignore[call-arg]
 
 
 async def test_one_prompt_at_a_time(tmp_path: Path, home: Path) -> None:

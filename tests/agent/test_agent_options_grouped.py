@@ -22,10 +22,7 @@ from queryloop.testing import MessagesServer, text, turn
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-@pytest.fixture(autouse=True)
-def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("home")
 
 
 def test_agent_kwargs_are_the_union_of_the_groups_fields() -> None:

@@ -20,9 +20,7 @@ from queryloop.testing import MessagesServer, text, tool_use, turn
 ECHO_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "echo_server.py"
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+pytestmark = pytest.mark.usefixtures("api_key")
 
 
 def last_result(body: Mapping[str, Any]) -> dict[str, Any]:

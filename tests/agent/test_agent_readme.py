@@ -17,7 +17,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def readme_python_example() -> str:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert blocks, "README has a python example"
-    return blocks[0]
+    return str(blocks[0])
 
 
 def test_readme_sdk_example_runs_and_its_tool_is_called(tmp_path: Path) -> None:

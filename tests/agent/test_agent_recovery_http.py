@@ -13,13 +13,10 @@ from agent_helpers import local_agent
 
 from queryloop import Agent
 from queryloop.loop import Continue, MessageEvent, Terminal, TerminalEvent, TransitionEvent
+from queryloop.messages import Message
 from queryloop.testing import MessagesServer, cut_stream, text, tool_use, turn
 
-
-@pytest.fixture(autouse=True)
-def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("home")
 
 
 def agent_for(server: MessagesServer, cwd: Path, **kw: Any) -> Agent:
@@ -82,7 +79,9 @@ async def test_prompt_too_long_is_recovered_by_reactive_compact(tmp_path: Path) 
 def _long_history(big: str) -> list[Any]:
     from queryloop.messages import assistant_message, user_message
 
-    history = [user_message("Remember: the codeword is PELICAN-42. Then list files.")]
+    history: list[Message] = [
+        user_message("Remember: the codeword is PELICAN-42. Then list files.")
+    ]
     for i in range(8):
         history.append(assistant_message(f"note {i}: {big}", message_id=f"msg_seed_{i}"))
         history.append(user_message(f"continue {i}"))

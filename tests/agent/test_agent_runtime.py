@@ -17,11 +17,7 @@ from queryloop.messages import AssistantMessage
 from queryloop.session import load_transcript
 from queryloop.testing import MessagesServer, overloaded, text, turn
 
-
-@pytest.fixture(autouse=True)
-def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("home")
 
 
 async def test_the_runtime_is_frozen_and_wired_at_construction(tmp_path: Path) -> None:

@@ -52,9 +52,7 @@ def delete_customer(customer_id: str) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+def _env(home: Path) -> None:
     CALLS.clear()
 
 
@@ -179,7 +177,7 @@ def test_agent_kwargs_match_the_options_one_for_one() -> None:
     list the same names with the same types (cwd, home, mcp_config and add_dirs also take
     strings)."""
 
-    def written(annotation: Any) -> str:
+    def written(annotation: Any) -> object:
         return getattr(annotation, "__forward_arg__", annotation)
 
     kwargs = {k: written(v) for k, v in AgentKwargs.__annotations__.items()}
@@ -226,7 +224,7 @@ def test_wrong_options_fail_at_construction_with_a_clear_error(tmp_path: Path) -
     with pytest.raises(ConfigError, match=r"unknown Agent option.*max_turn"):
         Agent("m", cwd=tmp_path, **dynamic)
     with pytest.raises(ConfigError, match="unknown permission mode 'yolo'"):
-        Agent("m", cwd=tmp_path, permission_mode="yolo")  # type: ignore[typeddict-item]
+        Agent("m", cwd=tmp_path, permission_mode="yolo")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="'plain' is not a tool; decorate"):
         Agent("m", cwd=tmp_path, tools=[plain])  # type: ignore[list-item]
     with pytest.raises(ConfigError, match="Read are used twice"):

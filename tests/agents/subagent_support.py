@@ -4,7 +4,7 @@ model that answers by thread (parent or a named subagent)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ def result_text(block: dict[str, Any]) -> str:
 Router = Callable[[dict[str, Any]], Turn | str]
 
 
-def by_thread(parent: Router, children: dict[str, Router]) -> Router:
+def by_thread(parent: Router, children: Mapping[str, Router]) -> Router:
     """Route a request to the child whose marker is in its first message, else the parent."""
 
     def route(body: dict[str, Any]) -> Turn | str:

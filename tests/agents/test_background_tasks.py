@@ -6,21 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from subagent_support import make_agent, result_text, tool_results
 
 from queryloop.loop import Terminal
 from queryloop.messages import AttachmentMessage
 from queryloop.tasks import TaskEvent, TaskEventKind, TaskStatus
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    return home
 
 
 def alive(pid: int) -> bool:

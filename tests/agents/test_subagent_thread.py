@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from subagent_support import by_thread, make_agent, tool_results
 
 from queryloop.agents.definitions import GENERAL_PURPOSE_AGENT
@@ -15,14 +14,6 @@ from queryloop.agents.thread import build_thread
 from queryloop.messages import user_message
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
 from queryloop.tools.base import ToolContext
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    return home
 
 
 def _shape(body: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], str]:

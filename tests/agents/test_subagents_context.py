@@ -9,20 +9,17 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import pytest
 from subagent_support import by_thread, make_agent, result_text, tool_results
 
 from queryloop.loop import Terminal
-from queryloop.messages import AttachmentMessage
+from queryloop.messages import (
+    AssistantMessage,
+    AttachmentMessage,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    return home
 
 
 def tool_names(body: dict[str, Any]) -> list[str]:
@@ -164,22 +161,22 @@ async def test_aborting_the_parent_aborts_its_subagents(tmp_path: Path, home: Pa
     answered = [
         b
         for m in messages
-        if m.type == "user" and not isinstance(m.content, str)  # type: ignore[union-attr]
-        for b in m.content  # type: ignore[union-attr]
-        if b.type == "tool_result"
+        if isinstance(m, UserMessage) and not isinstance(m.content, str)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
     ]
     calls = [
         b.id
         for m in messages
-        if m.type == "assistant"
-        for b in m.content  # type: ignore[union-attr]
-        if b.type == "tool_use"
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, ToolUseBlock)
     ]
     # Every call in the array is answered, and every started subagent was interrupted. (A call
     # whose block completed just before the abort may be answered without being in the cut-off
     # assistant message; normalization drops such a result. That is the loop's, not ours.)
-    assert set(calls) <= {b.tool_use_id for b in answered}  # type: ignore[union-attr]
-    assert answered and all(b.is_error for b in answered)  # type: ignore[union-attr]
+    assert set(calls) <= {b.tool_use_id for b in answered}
+    assert answered and all(b.is_error for b in answered)
 
 
 async def test_a_background_subagent_reports_when_done(tmp_path: Path, home: Path) -> None:

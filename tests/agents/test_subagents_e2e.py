@@ -16,14 +16,6 @@ from queryloop.session import load_transcript
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    return home
-
-
 def agent_call(marker: str, **extra: Any) -> Any:
     return tool_use("Agent", {"description": f"do {marker}", "prompt": f"{marker}: work", **extra})
 
@@ -111,7 +103,7 @@ async def test_subagent_usage_and_cost_roll_up_into_the_parent(tmp_path: Path, h
 async def test_a_deny_rule_and_hooks_fire_for_a_subagents_tool_calls(
     tmp_path: Path, home: Path
 ) -> None:
-    seen: list[tuple[str, str, str]] = []
+    seen: list[tuple[str, str, str | None]] = []
 
     def pre(event: dict[str, Any]) -> dict[str, Any] | None:
         seen.append(

@@ -8,6 +8,5 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+def _env(home: Path) -> None:
+    """Every batch test has its own home under tmp_path, and an API key."""

@@ -111,5 +111,5 @@ async def test_local_plugins_load_their_commands_and_agents(sdk_server: Messages
     assert "qa-kit:stamp" in init.data["slash_commands"]  # type: ignore[union-attr]
     assert "qa-kit:inspector" in str(sdk_server.requests[0])  # the agent type is listed
     with pytest.raises(UnsupportedOptionError, match="only local plugins"):
-        async for _ in query(prompt="hi", options=ClaudeAgentOptions(plugins=[{"type": "x"}])):  # type: ignore[list-item, typeddict-item]
+        async for _ in query(prompt="hi", options=ClaudeAgentOptions(plugins=[{"type": "x"}])):  # type: ignore[typeddict-item]
             pass

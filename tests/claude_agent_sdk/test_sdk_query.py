@@ -85,6 +85,7 @@ async def test_tool_calls_and_their_results_are_reported_and_the_tool_really_ran
     call, results = messages[1], messages[2]
     assert isinstance(call, AssistantMessage) and isinstance(results, UserMessage)
     assert call.content == [ToolUseBlock("toolu_read", "Read", {"file_path": "notes.txt"})]
+    assert not isinstance(results.content, str)
     [block] = results.content
     assert isinstance(block, ToolResultBlock) and block.tool_use_id == "toolu_read"
     assert "ship on Friday" in str(block.content) and not block.is_error

@@ -54,7 +54,8 @@ class SearchInput(TypedDict):
     "search",
     "Search the notes",
     SearchInput,
-    annotations=ToolAnnotations(readOnlyHint=True, max_result_size_chars=12),
+    # The camelCase alias, as SDK users write it (mypy sees only the field names).
+    annotations=ToolAnnotations(readOnlyHint=True, max_result_size_chars=12),  # type: ignore[call-arg]
 )
 async def search(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": f"found {args['query']} " * 10}]}
@@ -76,7 +77,8 @@ def _clear() -> None:
 
 def calculator(**extra: Any) -> ClaudeAgentOptions:
     server = create_sdk_mcp_server("calculator", "2.0.0", [add, divide, explode, search, lookup])
-    return ClaudeAgentOptions(mcp_servers={"calc": server}, **extra)
+    servers: dict[str, Any] = {"calc": server}
+    return ClaudeAgentOptions(mcp_servers=servers, **extra)
 
 
 def results(messages: list[Any]) -> list[ToolResultBlock]:
@@ -92,7 +94,8 @@ def results(messages: list[Any]) -> list[ToolResultBlock]:
 async def run(prompt: str, options: ClaudeAgentOptions) -> list[Any]:
     async with ClaudeSDKClient(options) as client:
         await client.query(prompt)
-        return [m async for m in client.receive_response()]
+        messages = [m async for m in client.receive_response()]
+    return messages
 
 
 async def test_tools_are_offered_with_their_schemas_under_mcp_names(

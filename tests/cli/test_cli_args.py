@@ -147,7 +147,7 @@ def test_the_options_are_declared_once() -> None:
     from queryloop.compact.policy import COMPACTION_NAMES, CompactionName
     from queryloop.context.cache_ttl import CacheTtlSetting
 
-    def written(annotation: typing.Any) -> str:
+    def written(annotation: typing.Any) -> object:
         return getattr(annotation, "__forward_arg__", annotation)
 
     options = option_fields()

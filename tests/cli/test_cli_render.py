@@ -15,9 +15,16 @@ from queryloop.cli.render_text import (
     status_text,
 )
 from queryloop.cli.stream_json import event_record, jsonable
-from queryloop.loop.events import MessageEvent, StreamDelta, TerminalEvent, TransitionEvent
+from queryloop.loop.events import (
+    LoopEvent,
+    MessageEvent,
+    StreamDelta,
+    TerminalEvent,
+    TransitionEvent,
+)
 from queryloop.loop.reasons import Continue, Terminal
 from queryloop.messages import (
+    Message,
     ToolUseBlock,
     assistant_message,
     final_text,
@@ -58,7 +65,7 @@ def test_renderer_plain_console_shows_text_tool_call_and_collapsed_result() -> N
     r = Renderer(console)
     assert not r.animated
     tool = ToolUseBlock(id="t1", name="Bash", input={"command": "seq 10"})
-    events = [
+    events: list[LoopEvent] = [
         StreamDelta(TextDelta(0, "Running ")),
         StreamDelta(TextDelta(0, "it.")),
         StreamDelta(BlockComplete(1, tool)),
@@ -91,7 +98,7 @@ def test_stream_json_records_are_json_ready() -> None:
     assert rec == {"type": "transition", "session_id": "s", "reason": "next_turn", "turn": 2}
     assert event_record(TerminalEvent(Terminal.COMPLETED, 1), "s") is None
     json.dumps(jsonable(Usage(input_tokens=1)))
-    msgs = [user_message("q"), assistant_message("a1"), assistant_message("final")]
+    msgs: list[Message] = [user_message("q"), assistant_message("a1"), assistant_message("final")]
     assert final_text(msgs) == "final"
     assert final_text([assistant_message("old"), user_message("new q")]) == ""
 

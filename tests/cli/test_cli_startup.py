@@ -146,7 +146,7 @@ def test_the_repl_prompt_comes_before_the_sdk_and_the_first_line_waits_for_it(
 ) -> None:
     sdk_stamps = tmp_path / "sdk-stamps"
     with MessagesServer([turn(text("the answer"))]) as server:
-        repl = ReplChild(server.base_url, tmp_path, term, **slow_sdk_env(8.0, sdk_stamps))
+        repl = ReplChild(server.base_url, tmp_path, term, **slow_sdk_env(8.0, sdk_stamps))  # type: ignore[arg-type]
         try:
             repl.started()
             assert not sdk_stamps.exists(), "the prompt waited for the SDK import"
@@ -168,7 +168,11 @@ def test_the_repl_stops_on_broken_settings_before_the_prompt_while_the_sdk_impor
     settings.write_text('{"permissions": {"deny": ["Read(./.env)"],}}')
     with MessagesServer([]) as server:
         repl = ReplChild(
-            server.base_url, tmp_path, "dumb", "--trust", **slow_sdk_env(8.0, tmp_path / "sdk")
+            server.base_url,
+            tmp_path,
+            "dumb",
+            "--trust",
+            **slow_sdk_env(8.0, tmp_path / "sdk"),  # type: ignore[arg-type]
         )
         try:
             repl.expect("invalid JSON")

@@ -175,7 +175,9 @@ def _closed_port() -> int:
 async def test_connection_error_names_the_url_and_what_to_check() -> None:
     url = f"http://127.0.0.1:{_closed_port()}"
     request = ModelRequest(
-        model="claude-sonnet-5-5", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        model="claude-sonnet-5-5",
+        max_tokens=10,
+        messages=[{"role": "user", "content": "hi"}],  # type: ignore[typeddict-item]
     )
     async with AnthropicProvider(api_key="k", base_url=url, retry=RetryPolicy(max_retries=0)) as p:
         with pytest.raises(ProviderConnectionError) as info:
@@ -200,7 +202,7 @@ async def test_a_base_url_without_a_key_is_used_without_one(
             request = ModelRequest(
                 model="claude-sonnet-5-5",
                 max_tokens=10,
-                messages=[{"role": "user", "content": "hi"}],
+                messages=[{"role": "user", "content": "hi"}],  # type: ignore[typeddict-item]
             )
             response = await complete(provider, request)
         headers = {k.lower() for k in server.recorded[0].headers}

@@ -69,7 +69,7 @@ def strict_pairing_problems(messages: Sequence[Message]) -> list[str]:
     turns: list[tuple[str, list[Any]]] = []
     for m in messages:
         if isinstance(m, UserMessage | AssistantMessage):
-            role = m.type
+            role: str = m.type
             blocks = [TextBlock(text=m.content)] if isinstance(m.content, str) else list(m.content)
             if turns and turns[-1][0] == role:
                 turns[-1][1].extend(blocks)
@@ -90,11 +90,11 @@ def strict_pairing_problems(messages: Sequence[Message]) -> list[str]:
         if role != "user":
             continue
         prev = turns[i - 1][1] if i > 0 else []
-        uses = {b.id for b in prev if isinstance(b, ToolUseBlock)}
+        asked = {b.id for b in prev if isinstance(b, ToolUseBlock)}
         problems += [
             f"orphan result {b.tool_use_id}"
             for b in blocks
-            if isinstance(b, ToolResultBlock) and b.tool_use_id not in uses
+            if isinstance(b, ToolResultBlock) and b.tool_use_id not in asked
         ]
     if turns and turns[0][0] != "user":
         problems.append("starts with assistant")

@@ -14,6 +14,7 @@ from queryloop.compact import CompactConfig, CompactionPipeline, estimate_tokens
 from queryloop.compact.budget import apply_tool_result_budget
 from queryloop.compact.incremental import StableView, TokenCounter, ToolNameIndex
 from queryloop.compact.rounds import tool_names_by_id
+from queryloop.compact.tokens import estimate_message_tokens
 from queryloop.messages import Message, Usage, user_message
 
 
@@ -21,7 +22,7 @@ def test_token_counter_matches_estimate_tokens_and_counts_each_message_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls: list[Message] = []
-    original = incremental.estimate_message_tokens
+    original = estimate_message_tokens
 
     def counting(message: Message) -> int:
         calls.append(message)

@@ -71,7 +71,7 @@ async def test_the_pipeline_learns_a_smaller_server_window() -> None:
 
     pipe = CompactionPipeline(
         CompactConfig(context_window=200_000, max_output_tokens=64_000, env={}),
-        summarize=summarize,  # type: ignore[arg-type]
+        summarize=summarize,
         session_dir=None,
     )
     before = pipe.thresholds.autocompact

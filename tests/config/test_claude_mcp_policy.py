@@ -27,8 +27,7 @@ MARKS = (
 
 
 @pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+def _env(api_key: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QL_TEST_PYTHON", sys.executable)
     monkeypatch.setenv("QL_TEST_MCP_SERVERS", str(SERVERS))
 

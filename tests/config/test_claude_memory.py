@@ -15,7 +15,7 @@ from queryloop.config.memory import SessionContext
 from queryloop.context import AttachmentContext, AttachmentType, get_attachments
 from queryloop.context.memory_imports import ImportPolicy, import_paths
 from queryloop.context.user_context import MemoryFile, render_memory
-from queryloop.messages import assistant_message, tool_result_message, user_message
+from queryloop.messages import Message, assistant_message, tool_result_message, user_message
 from queryloop.messages.blocks import ToolUseBlock
 
 
@@ -167,7 +167,7 @@ async def test_nested_claude_memory_and_its_imports(repo: Path) -> None:
     write(repo / "lib" / ".claude" / "CLAUDE.md", "lib dot-claude")
     write(repo / "lib" / "CLAUDE.local.md", "lib local")
     write(repo / "lib" / "x.py", "")
-    history = [
+    history: list[Message] = [
         user_message("edit it"),
         assistant_message(
             [ToolUseBlock(id="t1", name="Read", input={"file_path": "lib/x.py"})],

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from queryloop.agent.assembly import build_permission_context
+from queryloop.agent.assembly_guards import build_permission_context
 from queryloop.agent.options import AgentOptions
 from queryloop.config import load_workspace, settings_paths
 from queryloop.permissions import PermissionChecker, PermissionMode

@@ -10,8 +10,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from queryloop import Agent
 from queryloop.config.memory import discover_memory
 from queryloop.config.rules import GlobMatcher, discover_rules
@@ -21,14 +19,6 @@ from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import MessagesServer, text, tool_use, turn
 
 PY_RULE = '---\npaths:\n  - "src/**/*.py"\n---\nPY-RULE: type every function.\n'
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    home = tmp_path / "home"
-    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
-    return home
 
 
 def claude_dir() -> Path:

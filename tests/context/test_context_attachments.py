@@ -23,6 +23,7 @@ from queryloop.context.providers.mentions import parse_mentions
 from queryloop.messages import (
     Attachment,
     AttachmentMessage,
+    Message,
     ToolUseBlock,
     assistant_message,
     attachment_message,
@@ -76,7 +77,7 @@ async def test_a_broken_provider_does_not_break_the_turn(tmp_path: Path) -> None
         tmp_path,
         queued_commands=["also fix the docs"],
         diagnostics=broken,
-        mcp_resource_resolver=lambda s, u: hanging(),  # type: ignore[arg-type,return-value]
+        mcp_resource_resolver=lambda s, u: hanging(),
         provider_timeout=0.1,
     )
     got = await get_attachments("see @srv:res://x", ctx, [])
@@ -240,7 +241,7 @@ async def test_nested_memory_for_touched_folders_once(tmp_path: Path) -> None:
     (tmp_path / "lib" / "AGENTS.md").write_text("lib rules")
     (deep / "QUERYLOOP.md").write_text("core rules")
     (deep / "x.py").write_text("")
-    history = [
+    history: list[Message] = [
         user_message("edit it"),
         assistant_message(
             [ToolUseBlock(id="t1", name="Read", input={"file_path": "lib/core/x.py"})],
@@ -282,7 +283,7 @@ async def test_date_change_against_initial_and_last_announced(tmp_path: Path) ->
     assert types(await get_attachments(None, at(3), history)) == [AttachmentType.DATE_CHANGE]
 
 
-def turn(i: int, tool: str | None = None) -> list:  # type: ignore[type-arg]
+def turn(i: int, tool: str | None = None) -> list[Message]:
     blocks = [ToolUseBlock(id=f"t{i}", name=tool, input={})] if tool else []
     if not blocks:
         return [assistant_message(f"step {i}", message_id=f"m{i}")]
@@ -293,7 +294,7 @@ async def test_todo_reminder_after_n_quiet_turns(tmp_path: Path) -> None:
     tc = ToolContext(cwd=tmp_path)
     tc.todos = [{"content": "ship", "status": "in_progress"}]
     ctx = ctx_for(tmp_path, tool_context=tc, tools=["TodoWrite"], todo_reminder_turns=3)
-    history: list = turn(0, "TodoWrite") + turn(1) + turn(2)  # type: ignore[type-arg]
+    history = turn(0, "TodoWrite") + turn(1) + turn(2)
     assert await get_attachments(None, ctx, history) == []
     history += turn(3)
     [reminder] = await get_attachments(None, ctx, history)

@@ -189,8 +189,12 @@ async def test_the_setting_and_the_option_choose_the_lifetime(tmp_path: Path) ->
         for option in (None, "5m"):
             kw = {"cache_ttl": option} if option else {}
             async with Agent(
-                MODEL, base_url=server.base_url, cwd=tmp_path, home=home, **kw
-            ) as agent:  # type: ignore[arg-type]
+                MODEL,
+                base_url=server.base_url,
+                cwd=tmp_path,
+                home=home,
+                **kw,  # type: ignore[arg-type]
+            ) as agent:
                 results.append(await agent.run("hello"))
         bodies = server.requests
     assert bodies[0]["system"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -18,7 +19,7 @@ from queryloop.messages import (
     normalize_messages_for_api,
     user_message,
 )
-from queryloop.messages.types import Message
+from queryloop.messages.types import Attachment, Message
 
 START = SessionFacts(
     date="2026-03-01",
@@ -39,12 +40,12 @@ def at(facts_now: SessionFacts, day: int = 1, **kw: object) -> AttachmentContext
     )
 
 
-def kinds(found: list[object]) -> list[str]:
-    return [a.type for a in found]  # type: ignore[attr-defined]
+def kinds(found: Sequence[Attachment]) -> list[str]:
+    return [a.type for a in found]
 
 
-def told(found: list[object]) -> list[Message]:
-    return [AttachmentMessage(attachment=a, is_meta=True) for a in found]  # type: ignore[arg-type]
+def told(found: Sequence[Attachment]) -> list[Message]:
+    return [AttachmentMessage(attachment=a, is_meta=True) for a in found]
 
 
 def git(cwd: Path, *args: str) -> None:

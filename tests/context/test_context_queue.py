@@ -19,10 +19,7 @@ from queryloop.testing import MessagesServer, text, tool_use, turn
 QUEUED_INTRO = "The user sent the following message while you were working:"
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("home")
 
 
 def agent_on(server: MessagesServer, cwd: Path) -> Agent:

@@ -41,20 +41,20 @@ class PathInput(BaseModel):
 class ReadLike(BaseTool[PathInput]):
     name = "Read"
     description = "Read a file."
-    input_model = PathInput
+    input_model: type[BaseModel] = PathInput
 
 
 class Moody(BaseTool[PathInput]):
     """A tool whose definition would render differently on every call."""
 
     name = "Moody"
-    input_model = PathInput
+    input_model: type[BaseModel] = PathInput
 
     def __init__(self) -> None:
         self.renders = 0
 
-    @property  # type: ignore[override]
-    def description(self) -> str:
+    @property
+    def description(self) -> str:  # type: ignore[override]
         self.renders += 1
         return f"rendered {self.renders} times"
 

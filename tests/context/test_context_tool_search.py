@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ class Args(BaseModel):
 
 def make_tool(name: str, description: str) -> Tool:
     class T(BaseTool[Args]):
-        input_model = Args
+        input_model: type[BaseModel] = Args
 
         async def call(
             self, input: Any, ctx: ToolContext
@@ -58,7 +58,10 @@ async def run(tool: ToolSearchTool, ctx: ToolContext, **input: Any) -> ToolResul
 
 def test_search_forms() -> None:
     tools = mcp_tools()
-    names = lambda found: [t.name for t in found]  # noqa: E731
+
+    def names(found: Sequence[Tool]) -> list[str]:
+        return [t.name for t in found]
+
     assert names(search_tools("select:mcp__github__list_issues,nope", tools)) == [
         "mcp__github__list_issues"
     ]

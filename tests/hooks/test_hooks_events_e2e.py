@@ -7,20 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from queryloop import Agent
 from queryloop.hooks import CommandHook, HookMatcher
 from queryloop.loop import Terminal
+from queryloop.messages import Message
 from queryloop.providers.errors import AuthenticationError
 from queryloop.testing import ScriptedProvider, text, tool_use, turn
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
-    return home
 
 
 def recorder(log: Path, then: str = "") -> CommandHook:
@@ -250,7 +242,9 @@ async def test_pre_tool_use_blocks_the_agent_tool(tmp_path: Path, home: Path) ->
     a = Agent(
         "claude-sonnet-5-5", provider=provider, cwd=tmp_path, home=home,
         hooks={"PreToolUse": [HookMatcher("Agent", [block])],
-               "SubagentStart": [recorder(starts)]},
+               # A bare hook object stands for HookMatcher("", [hook]) (HooksConfig.of);
+               # AgentOptions' `hooks` type names only matchers and callables.
+               "SubagentStart": [recorder(starts)]},  # type: ignore[list-item]
     )  # fmt: skip
     result = await a.run("delegate")
     await a.aclose()
@@ -346,7 +340,7 @@ async def test_pre_compact_exit_2_skips_an_automatic_compaction(tmp_path: Path, 
     from queryloop.messages import assistant_message, user_message
 
     log = tmp_path / "compact.jsonl"
-    history = [user_message("Task: count the sheep.")]
+    history: list[Message] = [user_message("Task: count the sheep.")]
     for i in range(12):
         history.append(assistant_message(f"Counted batch {i}: " + "sheep " * 400))
         history.append(user_message(f"next batch {i}"))

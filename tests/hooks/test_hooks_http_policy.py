@@ -24,9 +24,7 @@ from queryloop.testing import MessagesServer, text, turn
 Calls = list[tuple[str, dict[str, str]]]
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+pytestmark = pytest.mark.usefixtures("api_key")
 
 
 class _Endpoint(BaseHTTPRequestHandler):
@@ -44,7 +42,10 @@ class _Endpoint(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endpoint() -> Iterator[tuple[int, Calls]]:
-    handler = type("Endpoint", (_Endpoint,), {"calls": []})
+    class Endpoint(_Endpoint):
+        calls: ClassVar[Calls] = []
+
+    handler = Endpoint
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

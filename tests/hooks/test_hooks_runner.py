@@ -211,10 +211,14 @@ async def test_python_callables_sync_async_and_broken(tmp_path: Path) -> None:
 
     from queryloop.hooks import CallableHook
 
+    # `wrong` returns what no hook may: the runner reports it and goes on.
+    wrong_hook: Any = wrong
     r = runner(
         tmp_path,
         warnings,
-        PreToolUse=[HookMatcher("Bash", [deny, crash, CallableHook(slow, timeout=0.2), wrong])],
+        PreToolUse=[
+            HookMatcher("Bash", [deny, crash, CallableHook(slow, timeout=0.2), wrong_hook])
+        ],
     )
     outcome = await pre(r, tmp_path)
     assert outcome.decision == "deny" and outcome.reason == "py"

@@ -15,6 +15,7 @@ from queryloop.messages import (
     ToolUseBlock,
     Usage,
 )
+from queryloop.messages.api_types import ApiTool
 from queryloop.messages.serialization import message_to_dict
 from queryloop.providers.base import (
     BlockComplete,
@@ -105,9 +106,7 @@ class FakeProvider:
 class SimpleBuilder:
     """Builds requests with the real normalization pipeline, no caching or context."""
 
-    def __init__(
-        self, tool_schemas: Sequence[dict[str, Any]] = (), model: str = "main-model"
-    ) -> None:
+    def __init__(self, tool_schemas: Sequence[ApiTool] = (), model: str = "main-model") -> None:
         self.tool_schemas = list(tool_schemas)
         self.model = model
 

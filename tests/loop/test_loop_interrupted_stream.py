@@ -22,6 +22,7 @@ from queryloop.cli.render_text import recent_exchanges
 from queryloop.loop import StreamDelta, Terminal
 from queryloop.loop.resume import MAY_HAVE_RUN
 from queryloop.messages import normalize_messages_for_api, validate_api_request
+from queryloop.messages.api_types import ApiTool
 from queryloop.messages.blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from queryloop.messages.types import AssistantMessage, TombstoneMessage, UserMessage
 from queryloop.providers.base import TextDelta
@@ -267,7 +268,7 @@ async def test_a_host_driving_the_loop_itself_keeps_the_call_that_ran(tmp_path: 
     class Slow(BaseTool[Input]):
         name = "Slow"
         description = "Looks a key up, slowly."
-        input_model = Input
+        input_model: type[BaseModel] = Input
         read_only = True
         concurrency_safe = True
 
@@ -277,7 +278,7 @@ async def test_a_host_driving_the_loop_itself_keeps_the_call_that_ran(tmp_path: 
             yield ToolResult(content="never")
 
     slow = Slow()
-    schema = {
+    schema: ApiTool = {
         "name": slow.name,
         "description": slow.description,
         "input_schema": slow.input_schema(),

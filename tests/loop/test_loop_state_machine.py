@@ -32,6 +32,7 @@ from queryloop.messages import (
     user_message,
     validate_api_request,
 )
+from queryloop.messages.api_types import ApiTool
 from queryloop.messages.constructors import meta_user_message
 from queryloop.providers.errors import (
     InvalidRequestError,
@@ -56,7 +57,7 @@ class EchoInput(BaseModel):
 class Echo(BaseTool[EchoInput]):
     name = "Echo"
     description = "Echo text back, optionally after sleeping."
-    input_model = EchoInput
+    input_model: type[BaseModel] = EchoInput
     read_only = True
     concurrency_safe = True
 
@@ -90,18 +91,16 @@ class Run:
             assert validate_api_request(request.to_body()) == []
 
     def final_request_after(self) -> list[dict[str, Any]]:
-        return (
-            SimpleBuilder(self.schemas)
-            .build(self.terminal.messages, max_tokens=100)
-            .to_body()["messages"]
-        )
+        body = SimpleBuilder(self.schemas).build(self.terminal.messages, max_tokens=100).to_body()
+        messages: list[dict[str, Any]] = body["messages"]
+        return messages
 
-    schemas: Sequence[dict[str, Any]] = ()
+    schemas: Sequence[ApiTool] = ()
 
 
 def make_params(provider: FakeProvider, tmp_path: Path, **kw: Any) -> QueryParams:
     tool_list = kw.pop("tools", [Echo()])
-    schemas = [
+    schemas: list[ApiTool] = [
         {"name": t.name, "description": t.description, "input_schema": t.input_schema()}
         for t in tool_list
     ]

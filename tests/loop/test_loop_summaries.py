@@ -23,10 +23,7 @@ from queryloop.testing.script import ScriptExhaustedError
 SUMMARY_MODEL = "claude-haiku-5-5"
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("home")
 
 
 class TwoModels:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from queryloop.config import McpServerConfig, load_mcp_config
+from queryloop.messages import UserMessage
 from queryloop.messages.blocks import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from queryloop.permissions import PermissionChecker, PermissionContext, RuleSet
 from queryloop.tools.base import Tool, ToolContext, ToolResult
@@ -108,7 +109,9 @@ async def _through_executor(manager: McpManager, tmp_path: Path) -> None:
     async def result_of(rules: RuleSet) -> ToolResultBlock:
         checker = PermissionChecker(PermissionContext(rules=rules, home=tmp_path))
         messages = [m async for m in run_tool_call(block, manager.tools(), ctx, permission=checker)]
-        content = messages[0].content  # the tool_result first; a refusal's record follows it
+        first = messages[0]  # the tool_result first; a refusal's record follows it
+        assert isinstance(first, UserMessage)
+        content = first.content
         assert isinstance(content, tuple) and isinstance(content[0], ToolResultBlock)
         return content[0]
 

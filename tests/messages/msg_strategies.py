@@ -24,6 +24,7 @@ from queryloop.messages import (
     ToolUseSummaryMessage,
     UserMessage,
 )
+from queryloop.messages.blocks import AssistantContentBlock, UserContentBlock
 
 TOOLS: list[dict[str, Any]] = [
     {"name": "Read", "description": "read", "input_schema": {"type": "object"}},
@@ -37,7 +38,12 @@ tool_ids = st.sampled_from(TOOL_IDS)
 
 
 # Prebuilt pieces keep generation cheap: one draw picks a whole piece.
-PARTS = [TextBlock(text="part"), TextBlock(text=""), TextBlock(text=" \n"), IMAGE]
+PARTS: list[UserContentBlock] = [
+    TextBlock(text="part"),
+    TextBlock(text=""),
+    TextBlock(text=" \n"),
+    IMAGE,
+]
 RESULT_CONTENTS: list[Any] = [
     "out",
     "",
@@ -48,21 +54,23 @@ RESULT_CONTENTS: list[Any] = [
     (PARTS[2],),
     (PARTS[3], PARTS[0]),
 ]
-THINKING = [
+THINKING: list[AssistantContentBlock] = [
     ThinkingBlock(thinking="hmm", signature="sig"),
     ThinkingBlock(thinking="hmm", signature=""),
     RedactedThinkingBlock(data="enc"),
 ]
-LATE_THINKING = [
+LATE_THINKING: list[AssistantContentBlock] = [
     ThinkingBlock(thinking="late", signature=""),
     ThinkingBlock(thinking="late", signature="s"),
 ]
 
 
 @st.composite
-def assistant_blocks(draw: st.DrawFn) -> list[Any]:
+def assistant_blocks(draw: st.DrawFn) -> list[AssistantContentBlock]:
     """Blocks of one model response, thinking first when present (as the API sends them)."""
-    blocks: list[Any] = [draw(st.sampled_from(THINKING)) for _ in range(draw(st.integers(0, 2)))]
+    blocks: list[AssistantContentBlock] = [
+        draw(st.sampled_from(THINKING)) for _ in range(draw(st.integers(0, 2)))
+    ]
     for _ in range(draw(st.integers(0, 3))):
         choice = draw(st.integers(0, len(TOOL_IDS) + 1))
         if choice < len(TOOL_IDS):
@@ -72,7 +80,7 @@ def assistant_blocks(draw: st.DrawFn) -> list[Any]:
             )
         else:
             blocks.append(TextBlock(text=draw(texts)))
-    if blocks and draw(st.booleans()):
+    if len(blocks) > 0 and draw(st.booleans()):
         # An interleaved-thinking or interrupted response: thinking after other blocks.
         blocks.append(draw(st.sampled_from(LATE_THINKING)))
     return blocks
@@ -111,15 +119,15 @@ def event(draw: st.DrawFn, index: int) -> list[Message]:
     if kind == "user_text":
         return [UserMessage(content=draw(texts), **common)]
     if kind == "user_blocks":
-        blocks = [draw(st.sampled_from(PARTS)) for _ in range(draw(st.integers(0, 3)))]
-        return [UserMessage(content=tuple(blocks), **common)]
+        parts = [draw(st.sampled_from(PARTS)) for _ in range(draw(st.integers(0, 3)))]
+        return [UserMessage(content=tuple(parts), **common)]
     if kind == "results":
-        blocks = [_result(draw) for _ in range(draw(st.integers(1, 3)))]
+        results: list[UserContentBlock] = [_result(draw) for _ in range(draw(st.integers(1, 3)))]
         if draw(st.booleans()):
-            blocks.append(TextBlock(text=draw(texts)))
+            results.append(TextBlock(text=draw(texts)))
         if draw(st.booleans()):
-            blocks.reverse()
-        return [UserMessage(content=tuple(blocks), **common)]
+            results.reverse()
+        return [UserMessage(content=tuple(results), **common)]
     if kind in ("assistant", "assistant_split"):
         blocks = draw(assistant_blocks())
         mid = draw(st.sampled_from(["msg_a", "msg_b", ""]))

@@ -340,7 +340,11 @@ def _compact(draw: st.DrawFn, b: _Builder) -> None:
         for i, m in enumerate(b.messages)
         if isinstance(m, UserMessage) and isinstance(m.content, str)
     ]
-    kept = b.messages[draw(st.sampled_from(starts)) :] if starts and draw(st.booleans()) else []
+    kept = (
+        b.messages[draw(st.sampled_from(starts)) :]
+        if len(starts) > 0 and draw(st.booleans())
+        else []
+    )
     b.add(SystemMessage(subtype=SystemSubtype.COMPACT_BOUNDARY, content="", uuid=b.uid("cb")))
     uid = b.uid("s")
     b.add(UserMessage(content=f"summary {uid}", is_compact_summary=True, uuid=uid))
@@ -376,7 +380,7 @@ def answered_calls(messages: list[Message]) -> dict[str, tuple[dict[str, Any], A
                 if isinstance(block, ToolUseBlock):
                     uses.setdefault(block.id, dict(block.input))
         elif isinstance(message, UserMessage) and not isinstance(message.content, str):
-            for block in message.content:
-                if isinstance(block, ToolResultBlock) and block.tool_use_id in uses:
-                    answered.setdefault(block.tool_use_id, (uses[block.tool_use_id], block.content))
+            for part in message.content:
+                if isinstance(part, ToolResultBlock) and part.tool_use_id in uses:
+                    answered.setdefault(part.tool_use_id, (uses[part.tool_use_id], part.content))
     return answered

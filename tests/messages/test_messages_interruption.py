@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from queryloop.messages import (
     Interruption,
+    Message,
     UserMessage,
     answer_unanswered,
     assistant_message,
@@ -84,7 +85,7 @@ def test_the_flag_survives_the_transcript(tid: str, why: Interruption, name: str
 
 @given(ids, whys, names)
 def test_the_flag_never_reaches_the_api(tid: str, why: Interruption, name: str) -> None:
-    messages = [
+    messages: list[Message] = [
         user_message("go"),
         assistant_message([ToolUseBlock(tid, name, {})], stop_reason="tool_use"),
         interrupted_result_message(tid, why, name),

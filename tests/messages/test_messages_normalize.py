@@ -281,9 +281,9 @@ def test_trailing_thinking_left_by_pairing_is_dropped() -> None:
         {"role": "assistant", "content": [_thinking()]},
         {"role": "user", "content": [text("v")]},
     ]
-    assert n.drop_trailing_thinking(messages, THINK) == [
+    assert n.drop_trailing_thinking(messages, THINK) == [  # type: ignore[arg-type]
         {"role": "user", "content": [text("u"), text("v")]}
-    ]  # type: ignore[arg-type]
+    ]
 
 
 # -- close_tool_turn_without_thinking ---------------------------------------------------
@@ -344,7 +344,7 @@ def test_leading_assistant_gets_a_placeholder_user() -> None:
     out = n.ensure_alternation(
         [{"role": "assistant", "content": [text("hi")]}, {"role": "user", "content": [text("u")]}],
         CTX,
-    )  # type: ignore[list-item]
+    )
     assert out[0] == {"role": "user", "content": [text(n.LEADING_PLACEHOLDER_TEXT)]}
 
 

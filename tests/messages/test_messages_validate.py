@@ -135,7 +135,7 @@ def rules(body: dict[str, Any]) -> list[str]:
     return [v.rule for v in validate_api_request(body)]
 
 
-Mutation = Callable[[dict[str, Any]], None]
+Mutation = Callable[[dict[str, Any]], object]  # what it returns is not used
 
 
 def _msgs(b: dict[str, Any]) -> list[dict[str, Any]]:

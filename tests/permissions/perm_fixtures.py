@@ -4,7 +4,7 @@ PreToolUse hooks that answer a decision, and a Bash call run through the real ex
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel
 
@@ -15,6 +15,15 @@ from queryloop.permissions import PermissionChecker
 from queryloop.tools.base import BaseTool, ToolContext
 from queryloop.tools.builtin import BashTool
 from queryloop.tools.execution import run_tool_call
+
+
+class Rules(TypedDict, total=False):
+    """Rule strings by behaviour, as `RuleSet.from_strings` takes them."""
+
+    allow: list[str]
+    ask: list[str]
+    deny: list[str]
+
 
 SCRIPTS = Path(__file__).parent.parent / "hooks" / "scripts"
 
@@ -35,14 +44,14 @@ class SearchInput(BaseModel):
 
 class FakeBash(BaseTool[BashInput]):
     name = "Bash"
-    input_model = BashInput
+    input_model: type[BaseModel] = BashInput
 
     def permission_subject(self, input: Any) -> str | None:
         return str(input.command)
 
 
 class _FileTool(BaseTool[PathInput]):
-    input_model = PathInput
+    input_model: type[BaseModel] = PathInput
 
     def permission_subject(self, input: Any) -> str | None:
         return str(input.file_path)
@@ -63,11 +72,12 @@ class FakeWrite(_FileTool):
 
 class FakeGrep(BaseTool[SearchInput]):
     name = "Grep"
-    input_model = SearchInput
+    input_model: type[BaseModel] = SearchInput
     read_only = True
 
     def permission_subject(self, input: Any) -> str | None:
-        return input.path
+        path: str | None = input.path
+        return path
 
 
 class FakeMcp(BaseTool[BaseModel]):

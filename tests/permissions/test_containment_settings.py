@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
+from perm_fixtures import Rules
 
 from queryloop import Agent
+from queryloop.agent.options import PermissionModeName
 from queryloop.config import load_settings
 from queryloop.errors import ConfigError
 from queryloop.permissions import (
@@ -105,7 +107,8 @@ def test_bypass_cannot_be_entered_when_disabled(dirs: tuple[Path, Path]) -> None
         context.set_mode(PermissionMode.BYPASS)  # the REPL's mode switch
     assert context.mode is PermissionMode.ACCEPT_EDITS
     context.set_mode(PermissionMode.PLAN)
-    assert context.mode is PermissionMode.PLAN
+    # (mypy keeps the narrowing of `context.mode` across the call)
+    assert context.mode is PermissionMode.PLAN  # type: ignore[comparison-overlap]
 
 
 @pytest.mark.parametrize("how", ["defaultMode", "option"])
@@ -118,7 +121,7 @@ async def test_an_agent_refuses_a_disabled_bypass_mode(
         permissions["defaultMode"] = "bypassPermissions"
     write(home / "settings.json", {"permissions": permissions})
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    mode = "bypassPermissions" if how == "option" else None
+    mode: PermissionModeName | None = "bypassPermissions" if how == "option" else None
     agent = Agent("claude-sonnet-5-5", cwd=project, home=home, permission_mode=mode)
     with pytest.raises(ConfigError, match="bypassPermissions mode is disabled"):
         await agent.start()
@@ -183,7 +186,7 @@ async def test_a_sandboxed_command_is_allowed_where_it_would_ask(dirs: tuple[Pat
         seen.append(command)
         return not command.startswith("docker")
 
-    def checker(**rules: list[str]) -> PermissionChecker:
+    def checker(**rules: Unpack[Rules]) -> PermissionChecker:
         context = PermissionContext(
             rules=RuleSet.from_strings(**rules), sandboxed_bash=sandboxed, home=project.parent
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
 from perm_fixtures import (
@@ -16,6 +16,7 @@ from perm_fixtures import (
     FakeRead,
     FakeReadOnlyBash,
     FakeWrite,
+    Rules,
 )
 
 from queryloop.permissions import (
@@ -48,7 +49,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def checker(
-    home: Path, mode: PermissionMode = PermissionMode.DEFAULT, **rules: list[str]
+    home: Path, mode: PermissionMode = PermissionMode.DEFAULT, **rules: Unpack[Rules]
 ) -> PermissionChecker:
     ctx = PermissionContext(mode=mode, rules=RuleSet.from_strings(**rules), home=home)
     return PermissionChecker(ctx)

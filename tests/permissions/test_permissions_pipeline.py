@@ -138,7 +138,7 @@ async def test_plan_mode_refuses_a_write_whatever_the_hook_says(project: Path) -
             BashTool(),
             {"command": "touch made"},
             ToolContext(cwd=project),
-            hook=PreToolUseOutcome(answer),  # type: ignore[arg-type]
+            hook=PreToolUseOutcome(answer),
         )
         assert decision.behavior == "deny" and decision.source is DenialSource.MODE, answer
 
@@ -162,7 +162,7 @@ async def test_a_rewritten_input_the_person_approves_still_meets_the_deny_rules(
 ) -> None:
     """`can_use_tool` approves `touch made` but rewrites it to `rm -rf victim`: denied."""
 
-    def rewrite(name: str, input: Mapping[str, Any], request: PermissionRequest) -> object:
+    def rewrite(name: str, input: Mapping[str, Any], request: PermissionRequest) -> PermissionAllow:
         return PermissionAllow(updated_input={"command": "rm -rf victim"})
 
     ctx = context(project, PermissionMode.DEFAULT, ["Bash(rm:*)"], [], [])

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from queryloop import Agent
+from queryloop.agent.options import PermissionModeName
 from queryloop.testing import MessagesServer, text, tool_use, turn
 
 
@@ -26,9 +27,7 @@ def make_plugin(project: Path) -> Path:
     return plugin
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+pytestmark = pytest.mark.usefixtures("api_key")
 
 
 def result_of(body: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +40,9 @@ def result_of(body: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-async def write_in(project: Path, plugin: Path, target: Path, mode: str) -> dict[str, Any]:
+async def write_in(
+    project: Path, plugin: Path, target: Path, mode: PermissionModeName
+) -> dict[str, Any]:
     script = [
         turn(tool_use("Write", {"file_path": str(target), "content": "{}"})),
         turn(text("ok")),
@@ -63,7 +64,7 @@ async def write_in(project: Path, plugin: Path, target: Path, mode: str) -> dict
 
 
 @pytest.mark.parametrize("mode", ["acceptEdits", "default"])
-async def test_a_write_into_a_plugin_folder_asks(tmp_path: Path, mode: str) -> None:
+async def test_a_write_into_a_plugin_folder_asks(tmp_path: Path, mode: PermissionModeName) -> None:
     project = tmp_path / "proj"
     plugin = make_plugin(project)
     hooks = plugin / "hooks" / "hooks.json"  # would run commands in the next session

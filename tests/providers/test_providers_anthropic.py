@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ from queryloop.providers.base import (
     InputJsonDelta,
     MessageComplete,
     ModelRequest,
-    StreamEvent,
+    ProviderEvent,
     complete,
 )
 from queryloop.providers.errors import (
@@ -39,6 +40,7 @@ from queryloop.providers.errors import (
 from queryloop.providers.models import cost_usd
 from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import (
+    Fault,
     MessagesServer,
     cut_stream,
     http_error,
@@ -73,7 +75,7 @@ async def provider(messages_server: MessagesServer) -> AsyncIterator[AnthropicPr
         yield p
 
 
-async def _events(provider: AnthropicProvider, request: ModelRequest) -> list[StreamEvent]:
+async def _events(provider: AnthropicProvider, request: ModelRequest) -> list[ProviderEvent]:
     return [e async for e in provider.stream(request)]
 
 
@@ -90,7 +92,7 @@ async def test_text_response(messages_server: MessagesServer, provider: Anthropi
 async def test_several_tool_uses_with_awkward_partial_json(
     messages_server: MessagesServer, provider: AnthropicProvider
 ) -> None:
-    inputs = [
+    inputs: list[dict[str, Any]] = [
         {"file_path": "src/caf\u00e9/\u2603 snow.py", "offset": 10},
         {"command": 'echo "quoted \\ back" && ls', "timeout": 5},
         {"todos": [{"content": "\u65e5\u672c\u8a9e", "status": "pending"}]},
@@ -171,10 +173,10 @@ ERROR_CASES = [
 async def test_non_retryable_errors_are_typed_and_sent_once(
     messages_server: MessagesServer,
     provider: AnthropicProvider,
-    fault: object,
+    fault: Fault,
     error_class: type[ProviderError],
 ) -> None:
-    messages_server.inject(fault)  # type: ignore[arg-type]
+    messages_server.inject(fault)
     with pytest.raises(error_class) as info:
         await complete(provider, _request())
     assert len(messages_server.requests) == 1  # never retried
@@ -196,10 +198,10 @@ async def test_non_retryable_errors_are_typed_and_sent_once(
 async def test_retryable_errors_exhaust_the_policy(
     messages_server: MessagesServer,
     provider: AnthropicProvider,
-    fault: object,
+    fault: Fault,
     error_class: type[ProviderError],
 ) -> None:
-    messages_server.inject(*[fault] * 4)  # type: ignore[list-item]
+    messages_server.inject(*[fault] * 4)
     with pytest.raises(error_class):
         await complete(provider, _request())
     assert len(messages_server.requests) == 1 + FAST.max_retries
@@ -259,7 +261,7 @@ async def test_stream_cut_after_tool_use_started(
         [turn(text("Reading two files."), done, tool_use("Read", {"file_path": "cut.py"}))]
     )
     messages_server.inject(cut_stream(after_block_start=2))
-    seen: list[StreamEvent] = []
+    seen: list[ProviderEvent] = []
     with pytest.raises(StreamInterruptedError) as info:
         async for event in provider.stream(_request()):
             seen.append(event)

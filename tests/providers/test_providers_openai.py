@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 
@@ -20,6 +21,7 @@ from queryloop.providers.errors import (
 from queryloop.providers.openai_compat import OpenAICompatProvider
 from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import (
+    Fault,
     MessagesServer,
     cut_stream,
     http_error,
@@ -119,12 +121,8 @@ async def test_text_and_finish_reasons(
     first = await complete(provider, _conversation())
     assert first.content == (TextBlock("plain answer"),) and first.stop_reason == "end_turn"
     request = _conversation()
-    truncated = await complete(provider, ModelRequest(**{**_fields(request), "max_tokens": 30}))
+    truncated = await complete(provider, dataclasses.replace(request, max_tokens=30))
     assert truncated.stop_reason == "max_tokens"
-
-
-def _fields(request: ModelRequest) -> dict[str, object]:
-    return {name: getattr(request, name) for name in ModelRequest.__dataclass_fields__}
 
 
 async def test_context_length_error_is_prompt_too_long() -> None:
@@ -151,11 +149,11 @@ async def test_context_length_error_is_prompt_too_long() -> None:
 async def test_errors_are_typed(
     messages_server: MessagesServer,
     provider: OpenAICompatProvider,
-    fault: object,
+    fault: Fault,
     error_class: type[Exception],
     attempts: int,
 ) -> None:
-    messages_server.inject(*[fault] * 3)  # type: ignore[list-item]
+    messages_server.inject(*[fault] * 3)
     with pytest.raises(error_class):
         await complete(provider, _conversation())
     assert len(messages_server.requests) == attempts

@@ -39,7 +39,12 @@ def write_transcript(path: Path, steps: list[tuple[str, float, Usage]]) -> None:
     records: list[dict[str, Any]] = [{"record": "meta", "session_id": "s", "model": MODEL}]
     for kind, t, u in steps:
         paid = cost_usd(u, MODEL)
-        record = {"record": "usage", "session_id": "s", "timestamp": iso(t), "model": MODEL}
+        record: dict[str, Any] = {
+            "record": "usage",
+            "session_id": "s",
+            "timestamp": iso(t),
+            "model": MODEL,
+        }
         record |= {"usage": u.to_dict(), "cost_usd": paid, "kind": kind}
         if kind == "main":
             rid = f"r{t}"

@@ -98,7 +98,7 @@ async def test_old_transcripts_without_the_flag_still_resume(tmp_path: Path) -> 
 
 async def test_resume_reads_the_flag_not_the_text(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
-    head = [user_message("go"), assistant_message([READ], stop_reason="tool_use")]
+    head: list[Message] = [user_message("go"), assistant_message([READ], stop_reason="tool_use")]
     flagged = tool_result_message(
         READ.id, "any words", is_error=True, interrupted=Interruption.ABORTED
     )

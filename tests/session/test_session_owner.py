@@ -24,7 +24,7 @@ from queryloop.cli.args import parse_args
 from queryloop.cli.repl import Repl
 from queryloop.loop.events import CompactionEvent, CompactTrigger, MessageEvent, TerminalEvent
 from queryloop.loop.reasons import Terminal
-from queryloop.messages import assistant_message, user_message
+from queryloop.messages import AssistantMessage, Message, assistant_message, user_message
 from queryloop.messages.constructors import compact_boundary, tombstone
 from queryloop.messages.usage import Usage
 from queryloop.providers.base import MessageComplete, MessageStart, ModelRequest, ModelResponse
@@ -44,9 +44,7 @@ LAST = "LAST-ANSWER-KEPT-VERBATIM"
 
 
 @pytest.fixture(autouse=True)
-def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("QUERYLOOP_HOME", str(tmp_path / "home"))
+def _env(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("QUERYLOOP_MODEL", raising=False)
 
 
@@ -181,9 +179,11 @@ def test_session_append_tombstone_replace_and_persistence(tmp_path: Path) -> Non
     boundary = compact_boundary("manual", 100)
     summary = user_message("summary", is_compact_summary=True)
     session.apply(CompactionEvent((boundary, summary, answer), CompactTrigger.MANUAL))
-    kept = session.messages
+    kept: tuple[Message, ...] = session.messages
     assert kept[:2] == (boundary, summary)
-    assert kept[2].uuid != answer.uuid and kept[2].content == answer.content  # a fresh copy
+    copy = kept[2]
+    assert isinstance(copy, AssistantMessage)
+    assert copy.uuid != answer.uuid and copy.content == answer.content  # a fresh copy
     session.apply(TerminalEvent(Terminal.COMPLETED, turn=3))
     assert session.turns == 3 and session.prompts == 1
     transcript.close()

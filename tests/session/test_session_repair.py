@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from queryloop.messages import (
+    Message,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -45,7 +46,7 @@ def _crashed_during_tool(path: Path) -> tuple[list[Any], ToolUseBlock, ToolUseBl
     # A streamed response split over two assistant messages sharing one API id.
     a1 = assistant_message([TextBlock("running"), t1], message_id="msg_1", stop_reason=None)
     a2 = assistant_message([t2], message_id="msg_1", stop_reason="tool_use")
-    msgs = [user_message("please run"), a1, a2]
+    msgs: list[Message] = [user_message("please run"), a1, a2]
     with Transcript(path) as w:
         for m in msgs:
             w.append(m)
@@ -75,9 +76,10 @@ def test_orphan_in_the_middle_is_repaired_in_place(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     t1 = ToolUseBlock(id="toolu_1", name="Bash", input={"command": "x"})
     a1 = assistant_message([t1], stop_reason="tool_use")
-    later = [user_message("never mind, do this"), assistant_message("ok")]
+    later: list[Message] = [user_message("never mind, do this"), assistant_message("ok")]
+    written: list[Message] = [user_message("go"), a1, *later]
     with Transcript(path) as w:
-        for m in [user_message("go"), a1, *later]:
+        for m in written:
             w.append(m)
     loaded = load_transcript(path)
     assert loaded.messages[1] == a1
@@ -89,7 +91,11 @@ def test_orphan_in_the_middle_is_repaired_in_place(tmp_path: Path) -> None:
 def test_answered_tool_use_is_not_repaired(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     t1 = ToolUseBlock(id="toolu_1", name="Bash", input={"command": "x"})
-    msgs = [user_message("go"), assistant_message([t1]), tool_result_message("toolu_1", "ok")]
+    msgs: list[Message] = [
+        user_message("go"),
+        assistant_message([t1]),
+        tool_result_message("toolu_1", "ok"),
+    ]
     with Transcript(path) as w:
         for m in msgs:
             w.append(m)
@@ -111,7 +117,12 @@ def test_repaired_array_normalizes_into_a_valid_request(tmp_path: Path) -> None:
         {"name": n, "description": n, "input_schema": {"type": "object"}} for n in ("Bash", "Read")
     ]
     api = normalize(loaded.messages, tools, thinking_enabled=False)
-    request = {"model": "m", "max_tokens": 100, "messages": list(api), "tools": tools}
+    request: dict[str, Any] = {
+        "model": "m",
+        "max_tokens": 100,
+        "messages": list(api),
+        "tools": tools,
+    }
     assert validate(request) == []
     results = [
         b["tool_use_id"]
@@ -121,5 +132,6 @@ def test_repaired_array_normalizes_into_a_valid_request(tmp_path: Path) -> None:
     ]
     assert results == ["toolu_1", "toolu_2"]
     # Without the repair the same history would need pairing repair again at request time.
-    assert not isinstance(loaded.messages[-1].content, str)
-    assert isinstance(loaded.messages[-1].content[0], ToolResultBlock)  # type: ignore[union-attr]
+    last = loaded.messages[-1]
+    assert isinstance(last, UserMessage) and not isinstance(last.content, str)
+    assert isinstance(last.content[0], ToolResultBlock)

@@ -20,6 +20,8 @@ from queryloop import Agent
 from queryloop.loop import Terminal
 from queryloop.loop.resume import MAY_HAVE_RUN
 from queryloop.messages import (
+    Message,
+    UserMessage,
     assistant_message,
     normalize_messages_for_api,
     user_message,
@@ -130,8 +132,8 @@ async def test_resume_reruns_read_only_and_idempotent_calls(
     answered = {
         b.tool_use_id: b
         for m in reloaded.messages
-        if not isinstance(getattr(m, "content", ""), str)
-        for b in m.content  # type: ignore[attr-defined]
+        if isinstance(m, UserMessage) and not isinstance(m.content, str)
+        for b in m.content
         if isinstance(b, ToolResultBlock)
     }
     assert answered["toolu_lookup"].content == "value-k1"
@@ -185,7 +187,7 @@ async def test_only_the_last_response_is_redone(tmp_path: Path) -> None:
     old = ToolUseBlock("toolu_old", "Read", {"file_path": "a.txt"})
     read = ToolUseBlock("toolu_read", "Read", {"file_path": "a.txt"})
     bash = ToolUseBlock("toolu_bash", "Bash", {"command": "touch b.txt"})
-    messages = [
+    messages: list[Message] = [
         user_message("first"),
         assistant_message([old]),
         interrupted_result_message("toolu_old", Interruption.ABORTED),
@@ -201,8 +203,8 @@ async def test_only_the_last_response_is_redone(tmp_path: Path) -> None:
     by_id = {
         b.tool_use_id: b
         for m in resumed.messages
-        if not isinstance(getattr(m, "content", ""), str)
-        for b in m.content  # type: ignore[attr-defined]
+        if isinstance(m, UserMessage) and not isinstance(m.content, str)
+        for b in m.content
         if isinstance(b, ToolResultBlock)
     }
     assert "alpha" in str(by_id["toolu_read"].content) and not by_id["toolu_read"].is_error

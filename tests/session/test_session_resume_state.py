@@ -16,7 +16,7 @@ import pytest
 
 from queryloop import Agent
 from queryloop.compact.restore import preserved_tail
-from queryloop.messages import assistant_message, user_message
+from queryloop.messages import AssistantMessage, UserMessage, assistant_message, user_message
 from queryloop.messages.blocks import TextBlock, ToolUseBlock
 from queryloop.providers.retry import RetryPolicy
 from queryloop.session import Transcript, latest_session, load_transcript, session_path
@@ -167,6 +167,7 @@ def test_the_kept_tail_holds_each_message_once() -> None:
     again = user_message("and?")
     last = assistant_message("two", message_id="m2")
     tail = preserved_tail([prompt, reply, again, last, again, last], budget_tokens=10_000)
-    texts = [str(m.content) for m in tail]
+    texts = [str(m.content) for m in tail if isinstance(m, UserMessage | AssistantMessage)]
+    assert len(texts) == len(tail)
     assert len(tail) == len({m.uuid for m in tail})
     assert texts.count(str(again.content)) == 1 and texts.count(str(last.content)) == 1

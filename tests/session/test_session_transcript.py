@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from queryloop.messages import (
+    Message,
     ToolUseBlock,
     assistant_message,
     compact_boundary,
@@ -25,7 +26,7 @@ from queryloop.session import (
 
 def test_round_trip_keeps_every_message_and_parent_chain(tmp_path: Path) -> None:
     path = session_path("s1", tmp_path / "proj", home=tmp_path / "home")
-    msgs = [
+    msgs: list[Message] = [
         user_message("fix it"),
         assistant_message([ToolUseBlock(id="t1", name="Read", input={"file_path": "a.py"})]),
         tool_result_message("t1", "print(1)"),

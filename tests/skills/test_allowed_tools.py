@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from skill_agents import agent_on
 
-from queryloop.testing import MessagesServer, text, tool_use, turn
+from queryloop.testing import MessagesServer, ToolUsePart, text, tool_use, turn
 
 OUTSIDE = "OUTSIDE-THE-PROJECT-8815"
 
@@ -35,7 +34,7 @@ def command(env: dict[str, Path], name: str, front: str, body: str = "Do it.") -
     (env["proj"] / ".claude" / "commands" / f"{name}.md").write_text(f"---\n{front}\n---\n{body}")
 
 
-def read_outside(env: dict[str, Path]) -> dict[str, Any]:
+def read_outside(env: dict[str, Path]) -> ToolUsePart:
     return tool_use("Read", {"file_path": str(env["outside"])})
 
 

@@ -32,14 +32,6 @@ metadata:
 """
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    home = tmp_path / "home"
-    monkeypatch.setenv("QUERYLOOP_HOME", str(home))
-    return home
-
-
 def write_skill(root: Path, folder: str, text_: str, **files: str) -> Path:
     skill = root / folder
     skill.mkdir(parents=True)

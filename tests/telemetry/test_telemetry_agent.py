@@ -408,7 +408,8 @@ async def test_a_prompt_hooks_request_is_a_chat_span_with_its_retry(
             "claude-sonnet-5-5",
             base_url=server.base_url,
             cwd=tmp_path,
-            hooks={"UserPromptSubmit": [PromptHook("Is this prompt polite? $ARGUMENTS")]},
+            # A bare hook stands for HookMatcher("", [hook]); the `hooks` type names matchers.
+            hooks={"UserPromptSubmit": [PromptHook("Is this prompt polite? $ARGUMENTS")]},  # type: ignore[list-item]
             tracer_provider=provider,
         )
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from typing import Any
 
 import anthropic
 import httpx
@@ -15,7 +16,7 @@ from queryloop.testing.tokens import PromptCache, count_input_tokens
 MODEL = "claude-sonnet-5-5"
 
 
-def _sse(body: bytes) -> list[tuple[str, dict[str, object]]]:
+def _sse(body: bytes) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for chunk in body.decode().strip().split("\n\n"):
         lines = dict(line.split(": ", 1) for line in chunk.splitlines())
@@ -42,18 +43,18 @@ def test_sse_event_names_and_payloads_match_the_api() -> None:
     assert names[:3] == ["message_start", "ping", "content_block_start"]
     assert names[-2:] == ["message_delta", "message_stop"]
     assert names.count("content_block_start") == names.count("content_block_stop") == 3
-    deltas = {data["delta"]["type"] for name, data in events if name == "content_block_delta"}  # type: ignore[index]
+    deltas = {data["delta"]["type"] for name, data in events if name == "content_block_delta"}
     assert deltas == {"thinking_delta", "signature_delta", "text_delta", "input_json_delta"}
     start = events[0][1]["message"]
-    assert start["content"] == [] and start["stop_reason"] is None  # type: ignore[index]
+    assert start["content"] == [] and start["stop_reason"] is None
     assert set(start["usage"]) >= {
         "input_tokens",
         "cache_creation_input_tokens",
         "cache_read_input_tokens",
         "output_tokens",
-    }  # type: ignore[index]
+    }
     tool_start = events[names.index("content_block_start", 8)][1]
-    assert tool_start["content_block"]["input"] == {}  # type: ignore[index]
+    assert tool_start["content_block"]["input"] == {}
 
 
 async def test_non_streaming_count_tokens_and_errors_through_the_sdk() -> None:

@@ -35,7 +35,7 @@ async def test_strict_server_accepts_what_the_api_accepts_and_records_warnings()
         finally:
             await client.close()
     assert warm.content == [] and warm.stop_reason == "max_tokens"
-    assert warm.usage.cache_creation_input_tokens > 0
+    assert (warm.usage.cache_creation_input_tokens or 0) > 0
     assert [b.type for b in merged.content] == ["text"]  # the only scripted turn
     assert server.violations == [[], []]
     assert [[w.rule for w in ws] for ws in server.warnings] == [

@@ -36,7 +36,7 @@ class EchoInput(BaseModel):
 
 class EchoTool(BaseTool[EchoInput]):
     name = "Echo"
-    input_model = EchoInput
+    input_model: type[BaseModel] = EchoInput
 
     def __init__(
         self,

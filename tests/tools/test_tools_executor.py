@@ -38,7 +38,7 @@ class SleepInput(BaseModel):
 class SleepTool(BaseTool[SleepInput]):
     """Sleeps, records when its body ran, optionally waits on a gate and reports progress."""
 
-    input_model = SleepInput
+    input_model: type[BaseModel] = SleepInput
 
     def __init__(self, name: str, *, safe: bool) -> None:
         self.name = name
@@ -77,6 +77,12 @@ async def drain(executor: StreamingToolExecutor) -> list[Message]:
     return [m async for m in executor.get_remaining_results()]
 
 
+def end(timing: tuple[float, float | None]) -> float:
+    """When a call ended (it has)."""
+    assert timing[1] is not None
+    return timing[1]
+
+
 def ctx_for(tmp_path: Path) -> ToolContext:
     return ToolContext(cwd=tmp_path)
 
@@ -90,10 +96,9 @@ async def test_three_safe_tools_overlap_and_results_keep_tool_use_order(tmp_path
     out = results(await drain(ex))
     assert [r[0] for r in out] == ["t0", "t1", "t2"]
     starts = [ex.timings[f"t{i}"][0] for i in range(3)]
-    ends = [ex.timings[f"t{i}"][1] for i in range(3)]
-    assert all(e is not None for e in ends)
-    assert max(starts) < min(e for e in ends if e is not None)
-    assert ends[2] < ends[0]  # type: ignore[operator]
+    ends = [end(ex.timings[f"t{i}"]) for i in range(3)]
+    assert max(starts) < min(ends)
+    assert ends[2] < ends[0]
 
 
 async def test_unsafe_call_waits_for_running_ones_and_blocks_the_queue(tmp_path: Path) -> None:
@@ -106,9 +111,9 @@ async def test_unsafe_call_waits_for_running_ones_and_blocks_the_queue(tmp_path:
     out = results(await drain(ex))
     assert [r[0] for r in out] == ["a", "b", "c", "d"]
     t = ex.timings
-    assert t["c"][0] >= max(t["a"][1], t["b"][1])  # type: ignore[type-var]
-    assert t["d"][0] >= t["c"][1]  # type: ignore[operator]
-    assert t["b"][0] < t["a"][1]  # type: ignore[operator]
+    assert t["c"][0] >= max(end(t["a"]), end(t["b"]))
+    assert t["d"][0] >= end(t["c"])
+    assert t["b"][0] < end(t["a"])
 
 
 async def test_max_concurrency_bounds_parallel_calls(tmp_path: Path) -> None:
@@ -118,8 +123,8 @@ async def test_max_concurrency_bounds_parallel_calls(tmp_path: Path) -> None:
         ex.add_tool(use(f"t{i}", "Nap", seconds=0.05 + i / 1000))
     await drain(ex)
     t = ex.timings
-    assert t["t1"][0] < t["t0"][1]  # type: ignore[operator]
-    assert t["t2"][0] >= min(t["t0"][1], t["t1"][1])  # type: ignore[type-var]
+    assert t["t1"][0] < end(t["t0"])
+    assert t["t2"][0] >= min(end(t["t0"]), end(t["t1"]))
 
 
 async def test_tools_start_while_blocks_are_still_arriving(tmp_path: Path) -> None:
@@ -288,8 +293,8 @@ async def test_run_tools_runs_batches_in_order(tmp_path: Path) -> None:
     run = ToolRun(blocks, tools, ctx_for(tmp_path))
     assert [r[0] for r in results([m async for m in run])] == ["1", "2", "3", "4"]
     t = run.timings
-    assert t["2"][0] < t["1"][1]  # type: ignore[operator]
-    assert t["3"][0] >= max(t["1"][1], t["2"][1])  # type: ignore[type-var]
+    assert t["2"][0] < end(t["1"])
+    assert t["3"][0] >= max(end(t["1"]), end(t["2"]))
     assert not run.aborted and run.stop_reason is None
 
 

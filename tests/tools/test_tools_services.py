@@ -81,7 +81,7 @@ def _string_key_uses(path: Path) -> list[str]:
             if node.func.attr in ("get", "setdefault", "pop"):
                 target = node.func.value
         if isinstance(target, ast.Attribute) and target.attr == "extras":
-            found.append(f"{path.relative_to(SRC)}:{node.lineno}")
+            found.append(f"{path.relative_to(SRC)}:{target.lineno}")
     return found
 
 
