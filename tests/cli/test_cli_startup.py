@@ -160,22 +160,65 @@ def test_the_repl_prompt_comes_before_the_sdk_and_the_first_line_waits_for_it(
             repl.close()
 
 
-def test_the_repl_stops_on_broken_settings_before_the_prompt_while_the_sdk_imports(
+def test_the_repl_stops_on_broken_settings_before_the_sdk_and_before_any_request(
     tmp_path: Path,
 ) -> None:
+    """The prompt no longer waits for the settings (they load behind it), but a file that
+    cannot be parsed still stops the REPL, fail closed: at once (long before the slowed SDK
+    import ends), with the error on a line of its own, exit 2, nothing sent to the model."""
     settings = project(tmp_path) / ".queryloop" / "settings.json"
     settings.parent.mkdir(parents=True)
     settings.write_text('{"permissions": {"deny": ["Read(./.env)"],}}')
+    sdk_stamps = tmp_path / "sdk"
     with MessagesServer([]) as server:
         repl = ReplChild(
-            server.base_url, tmp_path, "dumb", "--trust", **slow_sdk_env(8.0, tmp_path / "sdk")
+            server.base_url, tmp_path, "dumb", "--trust", **slow_sdk_env(8.0, sdk_stamps)
         )
         try:
             repl.expect("invalid JSON")
             repl.expect(pexpect.EOF)
-            assert "/help for commands" not in repl.output()
+            assert "\nqueryloop: error: invalid settings" in repl.output().replace("\r", "")
+            assert not sdk_stamps.exists(), "the settings were read only after the SDK import"
             repl.child.close()
             assert repl.child.exitstatus == 2
             assert server.requests == []
+        finally:
+            repl.close()
+
+
+HOOK_WAIT = (
+    "touch {began}; i=0; while [ ! -e {release} ] && [ $i -lt 1200 ]; do sleep 0.05; "
+    "i=$((i+1)); done"
+)
+"""A SessionStart hook that holds the session's start until the test creates `release`."""
+
+
+@pytest.mark.parametrize("term", ["xterm-256color", "dumb"])
+def test_a_prompt_typed_while_the_session_loads_is_sent_once_it_is_ready(
+    tmp_path: Path, term: str
+) -> None:
+    """The prompt is drawn and takes typing while the session still starts (a SessionStart
+    hook holds it); the line sent meanwhile waits, and goes to the model once it is ready."""
+    began, release = tmp_path / "hook-began", tmp_path / "release"
+    hook = {"type": "command", "command": HOOK_WAIT.format(began=began, release=release)}
+    home = tmp_path / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}})
+    )
+    with MessagesServer([turn(text("the early answer"))]) as server:
+        repl = ReplChild(server.base_url, tmp_path, term)
+        try:
+            repl.started()
+            repl.sendline("an early question")  # typed while the session is still starting
+            repl.expect("an early question")  # accepted: shown on the input line
+            repl.wait_until(began.exists)
+            assert server.requests == [], "a request went out before the session was ready"
+            release.touch()
+            repl.expect("the early answer")
+            repl.expect_prompt()
+            assert len(server.requests) == 1
+            assert "an early question" in json.dumps(server.requests[0]["messages"])
+            assert repl.exit() == 0
         finally:
             repl.close()
