@@ -24,7 +24,7 @@ LineReader = Callable[[str], Awaitable[str]]
 """Reads one line of input given a prompt; raises EOFError (exit) or KeyboardInterrupt."""
 
 
-class Interruptible(Protocol):
+class InterruptibleCall(Protocol):
     """Runs work so that Ctrl-C stops it; False when it was interrupted (`Repl.interruptible`)."""
 
     def __call__(
@@ -55,7 +55,7 @@ class CommandHost:
     """Put text into the next input line, to edit or send."""
     replace_agent: AgentReplacer
     """Swap the agent (/model, /resume)."""
-    interruptible: Interruptible
+    interruptible: InterruptibleCall
     """Run work that Ctrl-C may stop (/compact)."""
     show_recent: Callable[[Sequence[Message]], None]
     """Show the last exchanges of a conversation (after /resume)."""

@@ -24,15 +24,17 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..agent import Agent, AgentOptions
+    from .permission_prompt import PermissionQuestion
     from .render import Renderer
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """What the REPL builds behind its prompt: the renderer, the agent (not started yet) and
-    the notices to show before the first request."""
+    """What the REPL builds behind its prompt: the renderer, the permission question, the
+    agent (not started yet) and the notices to show before the first request."""
 
     renderer: Renderer
+    question: PermissionQuestion
     agent: Agent
     notices: tuple[str, ...]
 

@@ -28,18 +28,15 @@ from .host import CommandHost, LineReader
 from .interrupts import Interruptible, SigintRouter
 from .line_input import plain_read_line, prompt_session
 from .loading import Loaded, build_in_background
-from .markup import escape_markup, is_animated
+from .markup import is_animated
+from .permission_prompt import NOTIFY_AFTER_S
 from .typeahead import TypeAhead, after_turn, start_typeahead, typeahead_paused
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..messages.types import Message
-    from ..permissions import PermissionRequest
+    from .permission_prompt import PermissionQuestion
     from .render import Renderer
-
-
-NOTIFY_AFTER_S = 6.0
-"""A permission question waits this long before Notification hooks run (Claude Code's)."""
 
 
 class Repl:
@@ -62,13 +59,14 @@ class Repl:
         """The session's agent, once loaded (`agent`); /model and /resume replace it."""
         self._renderer: Renderer | None = None
         """Draws loop events, once loaded (`renderer`)."""
+        self._question: PermissionQuestion | None = None
+        """The permission question (the agents' `can_use_tool`), once loaded."""
         self._loading: asyncio.Task[None] | None = None
         """The session's load behind the first prompt (`_load`), from `run` on."""
         self._session: Any = None
         self._work: Interruptible | None = None
         self._aborting = False
         """True when Ctrl-C interrupted the last turn."""
-        self._ask_lock = asyncio.Lock()
         self._interrupts = 0
         self.status_line = ""
         self.typeahead: TypeAhead | None = None
@@ -98,35 +96,59 @@ class Repl:
     def _build(self) -> Loaded:
         """The renderer and the agent (on the loading thread: the heavy imports happen here)."""
         from .loading import check_settings
+        from .permission_prompt import PermissionQuestion, QuestionHost
         from .preload import startup_notices
         from .render import Renderer
 
         renderer = Renderer(self.console, cwd=self.options.cwd)
-        agent = self._make_agent(self.options, renderer)
+        question = PermissionQuestion(
+            QuestionHost(
+                console=self.console,
+                renderer=renderer,
+                cwd=self.options.cwd,
+                read_line=self.read_line,
+                paused=lambda: typeahead_paused(self.typeahead),
+                interrupt_work=self.interrupt_work,
+                notify=self._notify,
+                notify_after_s=self.notify_after_s,
+            )
+        )
+        agent = self._make_agent(self.options, renderer, question)
         check_settings(agent.options)
-        return Loaded(renderer, agent, tuple(startup_notices(self.options.model)))
+        notices = tuple(startup_notices(self.options.model))
+        return Loaded(renderer, question, agent, notices)
 
     async def _load(self) -> None:
         loaded = await build_in_background(self.options.model, self._build)
-        self._renderer, self._agent = loaded.renderer, loaded.agent
+        self._renderer, self._question, self._agent = loaded.renderer, loaded.question, loaded.agent
         for notice in loaded.notices:
             self.notice(notice)
         await loaded.agent.start()
         if self.options.continue_latest or self.options.resume:
             self._above_prompt(lambda: loaded.renderer.show_recent(loaded.agent.messages))
 
-    def _make_agent(self, options: CliOptions, renderer: Renderer) -> Agent:
+    async def _notify(self, message: str) -> None:
+        """Notification hooks for a permission question waiting (the agent of the moment)."""
+        await self.agent.notification(message, "permission_prompt", title="Permission needed")
+
+    def _make_agent(
+        self, options: CliOptions, renderer: Renderer, question: PermissionQuestion
+    ) -> Agent:
         from ..loop.summaries import summaries_wanted
         from .agent_factory import make_agent
 
         return make_agent(
             options,
-            can_use_tool=self.can_use_tool,
+            can_use_tool=question.ask,
             on_notice=self.notice,
             on_hook_status=renderer.hook_status,  # a hook's statusMessage as the spinner
             # A person reads along: label each tool run (QUERYLOOP_TOOL_USE_SUMMARIES=0: off).
             tool_use_summaries=summaries_wanted(True),
         )
+
+    def _slash_commands(self) -> Mapping[str, Any]:
+        """The session's skills and commands (none known while it loads)."""
+        return self._agent.slash_commands if self._loaded() and self._agent else {}
 
     def _loaded(self) -> bool:
         return self._loading is not None and self._loading.done()
@@ -225,7 +247,8 @@ class Repl:
         """Swap the agent (for /model and /resume), closing the old one; the new one,
         started."""
         options = dataclasses.replace(self.options, continue_latest=False, **changes)
-        new = self._make_agent(options, self.renderer)
+        assert self._question is not None  # loaded with the renderer
+        new = self._make_agent(options, self.renderer, self._question)
         await self.agent.aclose()
         self._agent = new
         self.options = dataclasses.replace(options, resume=None)
@@ -249,7 +272,7 @@ class Repl:
         if self._session is None:
             self._session = prompt_session(
                 self.options.cwd,
-                lambda: self.agent.slash_commands,
+                self._slash_commands,
                 ready=self.started,
                 toolbar=lambda: self.status_line,
             )
@@ -276,109 +299,6 @@ class Repl:
         except Exception:  # the status line must never break the prompt
             context = {}
         return status_text(self.agent.model, context, self.agent.usage, self.agent.cost_usd)
-
-    async def can_use_tool(
-        self, tool: str, input: Mapping[str, Any], request: PermissionRequest
-    ) -> Any:
-        """The Agent's permission callback (only for calls the rules leave open): shows the
-        call (an edit as a coloured diff), asks y (once) / n (deny) / a (always: adds the
-        rule to this session and to the project's local settings, and says so)."""
-        # One question at a time: parallel calls and subagents share this prompt.
-        async with self._ask_lock:
-            return await self._ask(tool, input, request)
-
-    async def _ask(self, tool: str, input: Mapping[str, Any], request: Any) -> Any:
-        """Show the question and read the answer. While it waits nothing else is drawn: the
-        spinner stops and what arrives meanwhile (the stream, other calls, subagents'
-        progress) is drawn after it (`Renderer.hold`)."""
-        from ..permissions import PermissionAllow
-        from .always import always_offer
-
-        offer = always_offer(request)
-        self.renderer.hold()
-        try:
-            self._show_question(tool, input, request, offer.why_not if offer.rule is None else "")
-            waiting = self._notify_later(f"queryloop needs your permission to use {tool}")
-            try:
-                with typeahead_paused(self.typeahead):
-                    answer = await self._permission_answer(always=offer.rule is not None)
-            finally:
-                waiting.cancel()
-            if answer == "always" and offer.rule is not None:
-                self._remember(offer.rule)
-                return PermissionAllow(remember=True)
-            return answer is True
-        finally:
-            self.renderer.release()
-
-    def _show_question(
-        self, tool: str, input: Mapping[str, Any], request: Any, no_always: str
-    ) -> None:
-        """The call whole, who asks (a subagent), what the analysis found, an edit's diff."""
-        from .diffs import proposed_diff
-        from .question import question_lines
-
-        agent_id = getattr(request, "agent_id", None)
-        asker = self.renderer.subagents.of(str(agent_id)) if agent_id else ""
-        reason = str(getattr(request, "reason", "") or "")
-        for line in question_lines(tool, input, reason=reason, asker=asker):
-            self.console.print(line, highlight=False)
-        diff = proposed_diff(tool, input, Path(getattr(request, "cwd", self.options.cwd)))
-        if diff:
-            self.renderer.show_diff(diff)
-        if no_always:
-            self.console.print(f"[dim]No \\[a]lways for this call: {escape_markup(no_always)}.[/]")
-
-    def _notify_later(self, message: str, kind: str = "permission_prompt") -> asyncio.Task[None]:
-        """Notification hooks once a question has waited `notify_after_s` seconds (Claude
-        Code waits about six); cancelled when it is answered first."""
-
-        async def later() -> None:
-            await asyncio.sleep(self.notify_after_s)
-            try:
-                await self.agent.notification(message, kind, title="Permission needed")
-            except Exception:  # a notification must never break the question
-                pass
-
-        return asyncio.create_task(later(), name="queryloop-notify")
-
-    def _remember(self, rule: str) -> None:
-        from ..config.trust import is_trusted
-        from .always import save_local_rule
-
-        try:
-            path = save_local_rule(self.options.cwd, rule)
-        except (OSError, ValueError) as exc:
-            self.console.print(
-                f"[yellow]Allowed {escape_markup(rule)} for this session; could not save it: "
-                f"{escape_markup(str(exc))}[/]"
-            )
-            return
-        later = "" if is_trusted(self.options.cwd) else (
-            " · later sessions use it once this folder is trusted (queryloop trust)"
-        )  # fmt: skip
-        self.console.print(
-            f"[green]Added allow rule {escape_markup(rule)}[/] [dim]to this session and to "
-            f"{escape_markup(str(path))}{later}[/]"
-        )
-
-    async def _permission_answer(self, *, always: bool = True) -> bool | str:
-        question = "[y]es / [n]o / [a]lways > " if always else "[y]es / [n]o > "
-        while True:
-            try:
-                answer = (await self.read_line(question)).strip().lower()
-            except EOFError:
-                return False
-            except KeyboardInterrupt:
-                # Ctrl-C at the prompt: deny this call and stop the turn.
-                self.interrupt_work()
-                return False
-            if answer in ("y", "yes"):
-                return True
-            if always and answer in ("a", "always"):
-                return "always"
-            if answer in ("n", "no", ""):
-                return False
 
     # ---- the loop ----------------------------------------------------------------------
 
