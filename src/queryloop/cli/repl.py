@@ -63,6 +63,9 @@ class Repl:
         """The permission question (the agents' `can_use_tool`), once loaded."""
         self._loading: asyncio.Task[None] | None = None
         """The session's load behind the first prompt (`_load`), from `run` on."""
+        self._drawn = asyncio.Event()
+        """Set once a prompt is on the screen, or a line needs the session: the load waits
+        for it (its threads would only slow the prompt's own imports and drawing)."""
         self._session: Any = None
         self._work: Interruptible | None = None
         self._aborting = False
@@ -119,6 +122,7 @@ class Repl:
         return Loaded(renderer, question, agent, notices)
 
     async def _load(self) -> None:
+        await self._drawn.wait()
         loaded = await build_in_background(self.options.model, self._build)
         self._renderer, self._question, self._agent = loaded.renderer, loaded.question, loaded.agent
         for notice in loaded.notices:
@@ -158,6 +162,7 @@ class Repl:
         loading = self._loading
         if loading is None:
             raise RuntimeError("the REPL's session is loaded by run()")
+        self._drawn.set()  # a line to run needs the session now
         if not loading.done():
             self.console.print("[dim]starting…[/]", highlight=False)
         await asyncio.shield(loading)
@@ -265,9 +270,12 @@ class Repl:
             self._reading = None
 
     async def _read(self, prompt: str) -> str:
+        # The line readers draw the prompt before they first wait: the load begins after it.
         if self._read_line is not None:
+            self._drawn.set()
             return await self._read_line(prompt)
         if not is_animated(self.console):
+            self._drawn.set()
             return await plain_read_line(prompt, self.console, self.interrupts)
         if self._session is None:
             self._session = prompt_session(
@@ -281,8 +289,9 @@ class Repl:
         default, self._next_input = self._next_input, ""
         try:
             # In raw mode Ctrl-C is a key (bound below); SIGINT stays with our router.
+            # `pre_run` runs right before the first drawing, in the same step of the loop.
             result: str = await self._session.prompt_async(
-                prompt, default=default, handle_sigint=False
+                prompt, default=default, handle_sigint=False, pre_run=self._drawn.set
             )
         finally:
             self.interrupts.reassert()
