@@ -174,10 +174,14 @@ class Repl:
 
     async def _settle_load(self) -> None:
         """At the end: let a load still running finish (nothing half-built is left to
-        close); its error, if it failed, was reported already or never mattered."""
-        if self._loading is not None:
-            with contextlib.suppress(Exception):
-                await self._loading
+        close); its error, if it failed, was reported already or never mattered. A load
+        that never began (no prompt was drawn) is cancelled."""
+        if self._loading is None:
+            return
+        if not self._drawn.is_set():
+            self._loading.cancel()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await self._loading
 
     def _host(self) -> CommandHost:
         """What a slash command, a memory line or the type-ahead may use (`host`)."""
