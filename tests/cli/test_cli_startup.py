@@ -3,8 +3,9 @@
 No test here asserts how fast anything is (the machine is loaded; bench/cli_startup.py keeps
 the numbers). They assert order and structure instead: an MCP server finishes its handshake
 while the model SDK is still importing (the SDK is made slow on purpose by slow_sdk/), the
-REPL's prompt is drawn before that import ends (and a line typed then is answered), and the
-exit does not sit out the MCP SDK's shutdown timeouts, leaving no server process behind.
+REPL's prompt is drawn before that import ends and before the session has started (a
+SessionStart hook holds it), a line typed then is sent once it is ready, and the exit does
+not sit out the MCP SDK's shutdown timeouts, leaving no server process behind.
 """
 
 from __future__ import annotations
