@@ -161,6 +161,27 @@ def test_the_repl_prompt_comes_before_the_sdk_and_the_first_line_waits_for_it(
             repl.close()
 
 
+@pytest.mark.parametrize("term", ["xterm-256color", "dumb"])
+def test_the_repl_prompt_comes_before_the_agent_is_even_imported(tmp_path: Path, term: str) -> None:
+    """Not only the SDK: the Agent (and with it the loop, tools and settings) loads behind
+    the prompt too. Its import is slowed on purpose; the prompt must not wait for it."""
+    stamps = tmp_path / "agent-stamps"
+    slow_agent = {**slow_sdk_env(8.0, stamps), "SLOW_SDK_MODULE": "queryloop.agent"}
+    with MessagesServer([turn(text("the answer"))]) as server:
+        repl = ReplChild(server.base_url, tmp_path, term, **slow_agent)
+        try:
+            repl.started()
+            assert not stamps.exists(), "the prompt waited for the Agent's import"
+            repl.sendline("hello")  # typed while the Agent is still importing
+            repl.expect("the answer")
+            repl.expect_prompt()
+            assert stamps.exists()
+            assert len(server.requests) == 1
+            assert repl.exit() == 0
+        finally:
+            repl.close()
+
+
 def test_the_repl_stops_on_broken_settings_before_the_sdk_and_before_any_request(
     tmp_path: Path,
 ) -> None:
