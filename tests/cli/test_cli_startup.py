@@ -3,8 +3,9 @@
 No test here asserts how fast anything is (the machine is loaded; bench/cli_startup.py keeps
 the numbers). They assert order and structure instead: an MCP server finishes its handshake
 while the model SDK is still importing (the SDK is made slow on purpose by slow_sdk/), the
-REPL's prompt is drawn before that import ends (and a line typed then is answered), and the
-exit does not sit out the MCP SDK's shutdown timeouts, leaving no server process behind.
+REPL's prompt is drawn before that import ends and before the session has started (a
+SessionStart hook holds it), a line typed then is sent once it is ready, and the exit does
+not sit out the MCP SDK's shutdown timeouts, leaving no server process behind.
 """
 
 from __future__ import annotations
@@ -160,26 +161,86 @@ def test_the_repl_prompt_comes_before_the_sdk_and_the_first_line_waits_for_it(
             repl.close()
 
 
-def test_the_repl_stops_on_broken_settings_before_the_prompt_while_the_sdk_imports(
+@pytest.mark.parametrize("term", ["xterm-256color", "dumb"])
+def test_the_repl_prompt_comes_before_the_agent_is_even_imported(tmp_path: Path, term: str) -> None:
+    """Not only the SDK: the Agent (and with it the loop, tools and settings) loads behind
+    the prompt too. Its import is slowed on purpose; the prompt must not wait for it."""
+    stamps = tmp_path / "agent-stamps"
+    slow_agent = {**slow_sdk_env(8.0, stamps), "SLOW_SDK_MODULE": "queryloop.agent"}
+    with MessagesServer([turn(text("the answer"))]) as server:
+        repl = ReplChild(server.base_url, tmp_path, term, **slow_agent)
+        try:
+            repl.started()
+            assert not stamps.exists(), "the prompt waited for the Agent's import"
+            repl.sendline("hello")  # typed while the Agent is still importing
+            repl.expect("the answer")
+            repl.expect_prompt()
+            assert stamps.exists()
+            assert len(server.requests) == 1
+            assert repl.exit() == 0
+        finally:
+            repl.close()
+
+
+def test_the_repl_stops_on_broken_settings_before_the_sdk_and_before_any_request(
     tmp_path: Path,
 ) -> None:
+    """The prompt no longer waits for the settings (they load behind it), but a file that
+    cannot be parsed still stops the REPL, fail closed: at once (long before the slowed SDK
+    import ends), with the error on a line of its own, exit 2, nothing sent to the model."""
     settings = project(tmp_path) / ".queryloop" / "settings.json"
     settings.parent.mkdir(parents=True)
     settings.write_text('{"permissions": {"deny": ["Read(./.env)"],}}')
+    sdk_stamps = tmp_path / "sdk"
     with MessagesServer([]) as server:
         repl = ReplChild(
-            server.base_url,
-            tmp_path,
-            "dumb",
-            "--trust",
-            **slow_sdk_env(8.0, tmp_path / "sdk"),  # type: ignore[arg-type]
+            server.base_url, tmp_path, "dumb", "--trust", **slow_sdk_env(8.0, sdk_stamps)
         )
         try:
             repl.expect("invalid JSON")
             repl.expect(pexpect.EOF)
-            assert "/help for commands" not in repl.output()
+            assert "\nqueryloop: error: invalid settings" in repl.output().replace("\r", "")
+            assert not sdk_stamps.exists(), "the settings were read only after the SDK import"
             repl.child.close()
             assert repl.child.exitstatus == 2
             assert server.requests == []
+        finally:
+            repl.close()
+
+
+HOOK_WAIT = (
+    "touch {began}; i=0; while [ ! -e {release} ] && [ $i -lt 1200 ]; do sleep 0.05; "
+    "i=$((i+1)); done"
+)
+"""A SessionStart hook that holds the session's start until the test creates `release`."""
+
+
+@pytest.mark.parametrize("term", ["xterm-256color", "dumb"])
+def test_a_prompt_typed_while_the_session_loads_is_sent_once_it_is_ready(
+    tmp_path: Path, term: str
+) -> None:
+    """The prompt is drawn and takes typing while the session still starts (a SessionStart
+    hook holds it); the line sent meanwhile waits, and goes to the model once it is ready."""
+    began, release = tmp_path / "hook-began", tmp_path / "release"
+    hook = {"type": "command", "command": HOOK_WAIT.format(began=began, release=release)}
+    home = tmp_path / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}})
+    )
+    with MessagesServer([turn(text("the early answer"))]) as server:
+        repl = ReplChild(server.base_url, tmp_path, term)
+        try:
+            repl.started()
+            repl.sendline("an early question")  # typed while the session is still starting
+            repl.expect("an early question")  # accepted: shown on the input line
+            repl.wait_until(began.exists)
+            assert server.requests == [], "a request went out before the session was ready"
+            release.touch()
+            repl.expect("the early answer")
+            repl.expect_prompt()
+            assert len(server.requests) == 1
+            assert "an early question" in json.dumps(server.requests[0]["messages"])
+            assert repl.exit() == 0
         finally:
             repl.close()

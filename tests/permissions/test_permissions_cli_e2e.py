@@ -65,8 +65,10 @@ async def test_repl_shows_the_error_and_starts_no_session(
     with MessagesServer([turn(text("hi"))]) as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
 
+        # The prompt is drawn while the settings load behind it (issue 32, item 7): a line
+        # typed then is never sent, the broken file stops the REPL first.
         async def read_line(prompt: str) -> str:
-            raise AssertionError(f"the REPL must not prompt ({prompt!r})")
+            return "show me .env"
 
         options = parse_args(["--cwd", str(project(tmp_path)), "--trust"])
         assert options is not None

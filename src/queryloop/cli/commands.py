@@ -11,7 +11,7 @@ from .exit_codes import ExitCode
 from .markup import escape_markup
 
 if TYPE_CHECKING:
-    from .repl import Repl
+    from .host import CommandHost
 
 
 # Subcommands must stay light: `render` imports the loop (and with it every SDK), so the
@@ -58,8 +58,8 @@ def trust_folder(path: Path, out: TextIO) -> int:
 
 # ---- slash commands -------------------------------------------------------------------------
 
-SlashHandler = Callable[["Repl", str], Awaitable[bool]]
-"""(repl, argument text) -> keep going? False exits the REPL."""
+SlashHandler = Callable[["CommandHost", str], Awaitable[bool]]
+"""(what the command may use of the REPL, argument text) -> keep going? False exits the REPL."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,42 +71,42 @@ class SlashCommand:
     handler: SlashHandler
 
 
-async def _help(repl: Repl, _: str) -> bool:
+async def _help(host: CommandHost, _: str) -> bool:
     for command in COMMANDS.values():
-        repl.console.print(f"  [bold]/{command.name:<9}[/] {command.help}")
-    for name, skill in getattr(repl.agent, "slash_commands", {}).items():
+        host.console.print(f"  [bold]/{command.name:<9}[/] {command.help}")
+    for name, skill in getattr(host.agent, "slash_commands", {}).items():
         hint = f" {skill.options.argument_hint}" if skill.options.argument_hint else ""
         label = f"({skill.kind.value}, {skill.source.value})"
-        repl.console.print(
+        host.console.print(
             f"  [bold]/{escape_markup(name)}[/]{escape_markup(hint)} [dim]{label}[/] "
             f"{escape_markup(skill.description[:70])}"
         )
-    repl.console.print(
+    host.console.print(
         "  [dim]Esc+Enter or a trailing \\ for a new line · Ctrl-C interrupts · "
         "Ctrl-C twice (or Ctrl-D) exits[/]"
     )
     return True
 
 
-async def _clear(repl: Repl, _: str) -> bool:
-    await repl.agent.aclear()  # SessionEnd / SessionStart hooks around the switch
-    repl.console.print("[dim]Started a fresh conversation (new session).[/]")
+async def _clear(host: CommandHost, _: str) -> bool:
+    await host.agent.aclear()  # SessionEnd / SessionStart hooks around the switch
+    host.console.print("[dim]Started a fresh conversation (new session).[/]")
     return True
 
 
-async def _compact(repl: Repl, arg: str) -> bool:
-    before = repl.agent.context_usage()
-    with repl.console.status("Compacting… (Ctrl-C to stop)"):
-        finished = await repl.interruptible(
-            repl.agent.compact(arg or None),
+async def _compact(host: CommandHost, arg: str) -> bool:
+    before = host.agent.context_usage()
+    with host.console.status("Compacting… (Ctrl-C to stop)"):
+        finished = await host.interruptible(
+            host.agent.compact(arg or None),
             notice="Interrupted: the conversation was not compacted.",
         )
     if not finished:
         return True
-    after = repl.agent.context_usage()
+    after = host.agent.context_usage()
     used = [window - free for window, free in _used(before, after)]
     note = f" ({used[0]:,} → {used[1]:,} tokens)" if len(used) == 2 else ""
-    repl.console.print(f"[dim]Compacted{note}.[/]")
+    host.console.print(f"[dim]Compacted{note}.[/]")
     return True
 
 
@@ -114,103 +114,103 @@ def _used(*contexts: dict[str, int]) -> list[tuple[int, int]]:
     return [(c["window"], c.get("free", 0)) for c in contexts if c.get("window")]
 
 
-async def _resume(repl: Repl, arg: str) -> bool:
+async def _resume(host: CommandHost, arg: str) -> bool:
     from ..session import list_sessions
 
     if not arg:
-        sessions = list_sessions(repl.options.cwd)[:10]
+        sessions = list_sessions(host.cwd)[:10]
         if not sessions:
-            repl.console.print("[dim]No sessions in this folder yet.[/]")
+            host.console.print("[dim]No sessions in this folder yet.[/]")
         for s in sessions:
             when = s.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-            repl.console.print(f"  {s.id[:8]}  {when}  {s.turns:>3} turns  {s.first_prompt}")
-        repl.console.print("[dim]/resume ID to continue one (a prefix is enough).[/]")
+            host.console.print(f"  {s.id[:8]}  {when}  {s.turns:>3} turns  {s.first_prompt}")
+        host.console.print("[dim]/resume ID to continue one (a prefix is enough).[/]")
         return True
-    await repl.replace_agent(resume=arg)
-    repl.console.print(
-        f"[dim]Resumed session {repl.agent.session_id} ({len(repl.agent.messages)} messages).[/]"
+    agent = await host.replace_agent(resume=arg)
+    host.console.print(
+        f"[dim]Resumed session {agent.session_id} ({len(agent.messages)} messages).[/]"
     )
-    repl.renderer.show_recent(repl.agent.messages)
+    host.show_recent(agent.messages)
     return True
 
 
-async def _cost(repl: Repl, _: str) -> bool:
+async def _cost(host: CommandHost, _: str) -> bool:
     from .render_text import cost_lines
 
-    agent = repl.agent
+    agent = host.agent
     lines = cost_lines(agent.cost_usd, agent.turns, agent.usage, agent.cost_breakdown())
-    repl.console.print("\n".join(f"  {line}" for line in lines), highlight=False)
+    host.console.print("\n".join(f"  {line}" for line in lines), highlight=False)
     return True
 
 
-async def _context(repl: Repl, _: str) -> bool:
+async def _context(host: CommandHost, _: str) -> bool:
     from .render_text import CATEGORIES, COLORS, context_bar_parts
 
-    context = repl.agent.context_usage()
+    context = host.agent.context_usage()
     if not context.get("window"):
-        repl.console.print("[dim]No context yet: send a prompt first.[/]")
+        host.console.print("[dim]No context yet: send a prompt first.[/]")
         return True
     parts = context_bar_parts(context)
     bar = "".join(f"[{COLORS[name]}]{'█' * cells}[/]" for name, _, cells in parts)
-    repl.console.print(f"  {bar}")
+    host.console.print(f"  {bar}")
     window = context["window"]
     for name in CATEGORIES:
         tokens = context.get(name, 0)
         label = "system prompt" if name == "system" else name
-        repl.console.print(
+        host.console.print(
             f"  [{COLORS[name]}]■[/] {label:<14} {tokens:>9,} tokens  {tokens / window:6.1%}"
         )
-    repl.console.print(f"  [dim]window {window:,} tokens · model {repl.agent.model}[/]")
+    host.console.print(f"  [dim]window {window:,} tokens · model {host.agent.model}[/]")
     return True
 
 
-async def _model(repl: Repl, arg: str) -> bool:
+async def _model(host: CommandHost, arg: str) -> bool:
     if not arg:
-        repl.console.print(f"  model: {repl.agent.model}  [dim](/model NAME to switch)[/]")
+        host.console.print(f"  model: {host.agent.model}  [dim](/model NAME to switch)[/]")
         return True
     # Keep the conversation: resume this session under the new model (if it has begun).
-    session = repl.agent.session_id if repl.agent.messages else None
-    await repl.replace_agent(model=arg, resume=session or None)
-    repl.console.print(f"[dim]Switched to {arg}.[/]")
+    session = host.agent.session_id if host.agent.messages else None
+    await host.replace_agent(model=arg, resume=session or None)
+    host.console.print(f"[dim]Switched to {arg}.[/]")
     return True
 
 
-async def _rewind(repl: Repl, arg: str) -> bool:
+async def _rewind(host: CommandHost, arg: str) -> bool:
     from .rewind import rewind_command
 
-    return await rewind_command(repl, arg)
+    return await rewind_command(host, arg)
 
 
-async def _memory(repl: Repl, arg: str) -> bool:
+async def _memory(host: CommandHost, arg: str) -> bool:
     from .memory_cmd import memory_command
 
-    return await memory_command(repl, arg)
+    return await memory_command(host, arg)
 
 
-async def _tasks(repl: Repl, arg: str) -> bool:
-    tasks = repl.agent.tasks
+async def _tasks(host: CommandHost, arg: str) -> bool:
+    tasks = host.agent.tasks
     listed = tasks.all() if tasks is not None else []
     if tasks is None or not listed:
-        repl.console.print("[dim]No background tasks in this session.[/]")
+        host.console.print("[dim]No background tasks in this session.[/]")
         return True
     if arg.startswith("stop "):
         await tasks.stop(arg.removeprefix("stop ").strip())
     for task in listed:
-        repl.console.print(
+        host.console.print(
             f"  {task.id:<18} {task.type.value:<11} {task.status.value:<9} {task.description[:60]}",
             markup=False,
             highlight=False,
         )
-    repl.console.print("[dim]/tasks stop ID stops one; the model reads them with TaskOutput.[/]")
+    host.console.print("[dim]/tasks stop ID stops one; the model reads them with TaskOutput.[/]")
     return True
 
 
-async def _report(repl: Repl, arg: str) -> bool:
-    if not repl.agent.messages:
-        repl.console.print("[dim]Nothing to report yet: send a prompt first.[/]")
+async def _report(host: CommandHost, arg: str) -> bool:
+    if not host.agent.messages:
+        host.console.print("[dim]Nothing to report yet: send a prompt first.[/]")
         return True
-    page = repl.agent.report(Path(arg).expanduser() if arg else None)
-    repl.console.print(f"  report: {page}", highlight=False)
+    page = host.agent.report(Path(arg).expanduser() if arg else None)
+    host.console.print(f"  report: {page}", highlight=False)
     return True
 
 

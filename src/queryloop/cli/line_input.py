@@ -5,12 +5,11 @@ terminals and pipes that keeps the same Ctrl-C, Ctrl-D and trailing-backslash be
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
 
 from .interrupts import SigintRouter
-
-if TYPE_CHECKING:
-    from .repl import Repl
 
 
 async def plain_read_line(prompt: str, console: Any, router: SigintRouter | None = None) -> str:
@@ -62,8 +61,16 @@ async def _read_stdin_line(router: SigintRouter) -> str:
             router.uninstall()
 
 
-def prompt_session(repl: Repl) -> Any:
-    """A prompt_toolkit session with history, multi-line editing and the status toolbar."""
+def prompt_session(
+    cwd: Path,
+    slash_commands: Callable[[], Mapping[str, Any]],
+    ready: Callable[[], Awaitable[None]],
+    toolbar: Callable[[], str],
+) -> Any:
+    """A prompt_toolkit session with history, multi-line editing and the status toolbar.
+    Tab completes the built-in commands and `slash_commands()` (the session's skills and
+    commands, known once `ready()` returns) and file mentions under `cwd`; `toolbar()` is
+    the status line."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
@@ -100,12 +107,10 @@ def prompt_session(repl: Repl) -> Any:
     return PromptSession(
         history=FileHistory(str(home / "history")),
         completer=ReplCompleter(
-            repl.options.cwd,
-            lambda: help_table(COMMANDS.values(), repl.agent.slash_commands),
-            ready=repl.started,
+            cwd, lambda: help_table(COMMANDS.values(), slash_commands()), ready=ready
         ),
         complete_while_typing=False,
         key_bindings=bindings,
-        bottom_toolbar=lambda: repl.status_line,
+        bottom_toolbar=toolbar,
         multiline=False,
     )

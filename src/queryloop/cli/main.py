@@ -11,14 +11,12 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TextIO, cast
 
 from ..errors import ConfigError
+from .agent_factory import make_agent
 from .args import CliOptions, UsageError, parse_args
 from .exit_codes import ExitCode
-
-if TYPE_CHECKING:
-    from ..agent import Agent
 
 
 def entrypoint() -> None:
@@ -121,15 +119,16 @@ def start_tracing() -> Callable[[], None] | None:
 
 
 def _run_agent(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
-    from .preload import start_preload, startup_notices
-
-    # The SDK loads in the background while settings, session and MCP servers are prepared.
-    start_preload(options.model)
     prompt = options.prompt
     piped = not _isatty(stdin)
     # Without a terminal there is no REPL: a piped or redirected stdin means print mode.
     # stdin is read only when no prompt was given, so a prompt never waits on an open pipe.
     if options.print_mode or piped:
+        from .preload import start_preload, startup_notices
+
+        # The SDK loads in the background while settings, session and MCP servers are
+        # prepared. (The REPL starts it once its prompt is drawn: `loading`.)
+        start_preload(options.model)
         if not prompt and piped:
             prompt = stdin.read().strip()
         if not prompt:
@@ -250,29 +249,6 @@ def _unread(fd: int) -> int:
 
 def _print_notice(text: str) -> None:
     sys.stderr.write(f"queryloop: notice: {text}\n")
-
-
-def make_agent(options: CliOptions, **extra: Any) -> Agent:
-    """The Agent the options describe: new, resumed (--resume) or continued (--continue)."""
-    from ..session import find_session, latest_session
-
-    # Resolve the session first: a wrong id fails in milliseconds, before the SDKs load.
-    path = None
-    if options.resume:
-        path = find_session(options.resume, cwd=options.cwd)
-    elif options.continue_latest:
-        path = latest_session(options.cwd)
-        if path is None:
-            raise UsageError(
-                f"no session to continue in {options.cwd}; start one without --continue"
-            )
-    from ..agent import Agent
-
-    kwargs = options.agent_kwargs()
-    kwargs.update(extra)
-    if path is not None:
-        return Agent.resume(path, options.model, **kwargs)
-    return Agent(options.model, **kwargs)
 
 
 def report_error(exc: BaseException, *, verbose: bool) -> int:

@@ -1,9 +1,11 @@
-"""Text shown through rich's markup, escaped so `[` in it is never read as a style tag.
+"""How text meets a rich console: markup escaped, and whether the console is animated.
 
-Its own tiny module: the slash commands and the type-ahead import it at start-up, and rich
-loads only when something is shown."""
+Its own tiny module: the slash commands, the type-ahead and the REPL's first prompt use it at
+start-up, and rich loads only when something is shown."""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 def escape_markup(text: str) -> str:
@@ -11,3 +13,9 @@ def escape_markup(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
+
+
+def is_animated(console: Any) -> bool:
+    """Whether `console` takes spinners, live text and a full line editor: a real terminal
+    that is not dumb. Elsewhere (a dumb terminal, a pipe) output is plain lines."""
+    return bool(console.is_terminal) and not console.is_dumb_terminal

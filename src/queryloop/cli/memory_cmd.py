@@ -10,57 +10,57 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .repl import Repl
+    from .host import CommandHost
 
 SCOPE_WORDS = {"p": "project", "project": "project", "": "project", "u": "user", "user": "user"}
 
 
-async def memory_shortcut(repl: Repl, text: str) -> bool:
+async def memory_shortcut(host: CommandHost, text: str) -> bool:
     """`# text`: ask where to save it, then save it (Enter = project memory)."""
     from ..context.memory_edit import memory_path
 
-    home = repl.agent.home
-    cwd = repl.options.cwd
+    home = host.agent.home
+    cwd = host.cwd
     project, user = memory_path("project", cwd, home), memory_path("user", cwd, home)
     question = f"Save to [p]roject memory ({project}) or [u]ser memory ({user})? > "
     try:
-        answer = (await repl.read_line(question)).strip().lower()
+        answer = (await host.read_line(question)).strip().lower()
     except (EOFError, KeyboardInterrupt):
         answer = "cancel"
     scope = SCOPE_WORDS.get(answer)
     if scope is None:
-        repl.console.print("[dim]Not saved.[/]")
+        host.console.print("[dim]Not saved.[/]")
         return True
-    _add(repl, text, scope)
+    _add(host, text, scope)
     return True
 
 
-async def memory_command(repl: Repl, arg: str) -> bool:
+async def memory_command(host: CommandHost, arg: str) -> bool:
     """/memory [project|user TEXT]."""
     head, _, rest = arg.partition(" ")
     if head in ("project", "user") and rest.strip():
-        _add(repl, rest, head)
+        _add(host, rest, head)
         return True
     if arg:
-        repl.console.print("[red]usage: /memory, or /memory project|user TEXT[/]")
+        host.console.print("[red]usage: /memory, or /memory project|user TEXT[/]")
         return True
-    files = repl.agent.memory_files()
-    nested = repl.agent.nested_memory_files()
+    files = host.agent.memory_files()
+    nested = host.agent.nested_memory_files()
     if not files and not nested:
-        repl.console.print("[dim]No memory files yet. Add a line with `# text`.[/]")
+        host.console.print("[dim]No memory files yet. Add a line with `# text`.[/]")
     for f in files:
-        repl.console.print(f"  {f.path} [dim]({f.level})[/]", highlight=False)
+        host.console.print(f"  {f.path} [dim]({f.level})[/]", highlight=False)
     for path in nested:
-        repl.console.print(f"  {path} [dim](nested, attached when its folder was used)[/]",
+        host.console.print(f"  {path} [dim](nested, attached when its folder was used)[/]",
                            highlight=False)  # fmt: skip
-    repl.console.print("[dim]`# text` adds a line; /memory project|user TEXT too.[/]")
+    host.console.print("[dim]`# text` adds a line; /memory project|user TEXT too.[/]")
     return True
 
 
-def _add(repl: Repl, text: str, scope: str) -> None:
+def _add(host: CommandHost, text: str, scope: str) -> None:
     try:
-        path = repl.agent.add_memory(text, scope)
+        path = host.agent.add_memory(text, scope)
     except (OSError, ValueError) as exc:
-        repl.console.print(f"[red]Could not save to memory: {exc}[/]")
+        host.console.print(f"[red]Could not save to memory: {exc}[/]")
         return
-    repl.console.print(f"[dim]Saved to {scope} memory ({path}).[/]", highlight=False)
+    host.console.print(f"[dim]Saved to {scope} memory ({path}).[/]", highlight=False)

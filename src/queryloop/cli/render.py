@@ -43,7 +43,7 @@ from ..providers.base import (
 )
 from ..tasks.events import TaskEvent, TaskEventKind
 from .diffs import applied_diff, diff_stats
-from .markup import escape_markup
+from .markup import escape_markup, is_animated
 from .render_text import (
     RESULT_LINES,
     collapse,
@@ -98,7 +98,7 @@ class Renderer:
         self.console = console
         self.cwd = cwd or Path.cwd()
         self.clock = clock
-        self.animated = bool(console.is_terminal) and not console.is_dumb_terminal
+        self.animated = is_animated(console)
         self.tool_names: dict[str, str] = {}
         self.tool_inputs: dict[str, Mapping[str, Any]] = {}
         self._started = clock()

@@ -21,7 +21,7 @@ from .exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from ..checkpoints import Checkpoint, RewindMode
-    from .repl import Repl
+    from .host import CommandHost
 
 MODE_WORDS = {
     "b": "both", "both": "both", "": "both",
@@ -49,50 +49,50 @@ def parse_mode(word: str) -> RewindMode | None:
     return RewindMode(value) if value else None
 
 
-async def rewind_command(repl: Repl, arg: str) -> bool:
+async def rewind_command(host: CommandHost, arg: str) -> bool:
     """The /rewind slash command."""
     from ..checkpoints import BASH_NOTE, RewindError
 
-    checkpoints = repl.agent.checkpoints()
+    checkpoints = host.agent.checkpoints()
     if not checkpoints:
-        repl.console.print("[dim]No checkpoints yet: each prompt makes one.[/]")
+        host.console.print("[dim]No checkpoints yet: each prompt makes one.[/]")
         return True
     number, _, mode_word = arg.partition(" ")
     if not number:
         for line in checkpoint_lines(checkpoints):
-            repl.console.print(f"  {line}", markup=False, highlight=False)
-        number = await _ask(repl, "Rewind to before which prompt? (number, Enter cancels) > ")
+            host.console.print(f"  {line}", markup=False, highlight=False)
+        number = await _ask(host, "Rewind to before which prompt? (number, Enter cancels) > ")
         if not number:
             return True
-        repl.console.print(f"[yellow]{BASH_NOTE}[/]")
+        host.console.print(f"[yellow]{BASH_NOTE}[/]")
         mode_word = await _ask(
-            repl, "Restore [b]oth code and conversation, [c]ode only, c[o]nversation only, "
+            host, "Restore [b]oth code and conversation, [c]ode only, c[o]nversation only, "
             "or [n]evermind? > ",
         )  # fmt: skip
         if mode_word.lower() in ("n", "no", "nevermind"):
             return True
     mode = parse_mode(mode_word)
     if mode is None or not number.isdigit():
-        repl.console.print("[red]usage: /rewind [N [both|code|conversation]][/]")
+        host.console.print("[red]usage: /rewind [N [both|code|conversation]][/]")
         return True
     try:
-        outcome = await repl.agent.rewind(int(number), mode)
+        outcome = await host.agent.rewind(int(number), mode)
     except RewindError as exc:
-        repl.console.print(f"[red]{exc}[/]")
+        host.console.print(f"[red]{exc}[/]")
         return True
     from ..checkpoints import describe
 
-    repl.console.print(f"[dim]Rewound: {describe(outcome)}[/] [yellow]{BASH_NOTE}[/]")
+    host.console.print(f"[dim]Rewound: {describe(outcome)}[/] [yellow]{BASH_NOTE}[/]")
     if mode.conversation:
-        repl.prefill(outcome.prompt)
-        repl.console.print(f"[dim]The prompt is back in the input: {outcome.prompt}[/]",
+        host.prefill(outcome.prompt)
+        host.console.print(f"[dim]The prompt is back in the input: {outcome.prompt}[/]",
                            markup=True, highlight=False)  # fmt: skip
     return True
 
 
-async def _ask(repl: Repl, question: str) -> str:
+async def _ask(host: CommandHost, question: str) -> str:
     try:
-        return (await repl.read_line(question)).strip()
+        return (await host.read_line(question)).strip()
     except (EOFError, KeyboardInterrupt):
         return ""
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .markup import escape_markup
 
 if TYPE_CHECKING:
-    from .repl import Repl
+    from .host import CommandHost
 
 
 class TypeAhead:
@@ -90,19 +90,18 @@ class TypeAhead:
         )
 
 
-def start_typeahead(repl: Repl) -> TypeAhead | None:
-    """A running `TypeAhead` on the REPL's stdin, or None (an injected reader, no tty)."""
+def start_typeahead(agent: Any, console: Any) -> TypeAhead | None:
+    """A running `TypeAhead` on stdin for `agent`, or None (stdin is not a terminal). Not for
+    a REPL driven by an injected line reader: that one is not reading stdin."""
     import sys
 
-    if repl._read_line is not None:
-        return None
     try:
         fd = sys.stdin.fileno()
     except (AttributeError, ValueError, OSError):
         return None
     if not os.isatty(fd):
         return None
-    typeahead = TypeAhead(repl.agent, repl.console, fd)
+    typeahead = TypeAhead(agent, console, fd)
     try:
         typeahead.start()
     except (NotImplementedError, RuntimeError, ValueError, OSError):
@@ -111,9 +110,8 @@ def start_typeahead(repl: Repl) -> TypeAhead | None:
 
 
 @contextlib.contextmanager
-def typeahead_paused(repl: Repl) -> Iterator[None]:
-    """Pause the REPL's type-ahead reader, if one runs, while something else reads stdin."""
-    typeahead = getattr(repl, "typeahead", None)
+def typeahead_paused(typeahead: TypeAhead | None) -> Iterator[None]:
+    """Pause `typeahead`, if one runs, while something else reads stdin."""
     if typeahead is None:
         yield
         return
@@ -121,23 +119,29 @@ def typeahead_paused(repl: Repl) -> Iterator[None]:
         yield
 
 
-async def after_turn(repl: Repl, typeahead: TypeAhead | None, interrupted: bool) -> bool:
-    """Run what was typed during the turn: queued prompts (as the next prompt) and commands.
-    After an interrupt queued prompts are given back instead. False: the user asked to exit."""
+async def after_turn(
+    host: CommandHost,
+    typeahead: TypeAhead | None,
+    interrupted: bool,
+    run_line: Callable[[str], Awaitable[bool]],
+) -> bool:
+    """Run what was typed during the turn with `run_line` (the REPL's): commands, then the
+    queued prompts as the next prompt. After an interrupt queued prompts are given back
+    instead. False: the user asked to exit."""
     later = typeahead.later if typeahead is not None else []
-    queued = repl.agent.take_queued()
+    queued = host.agent.take_queued()
     if queued is not None and interrupted:
-        repl.prefill(queued)
-        repl.console.print(
+        host.prefill(queued)
+        host.console.print(
             "[yellow]Interrupted: the queued prompt was not sent; it is back in the input:[/] "
             f"{escape_markup(queued)}",
             highlight=False,
         )
         queued = None
     for command in later:
-        if not await repl.handle_line(command):
+        if not await run_line(command):
             return False
     if queued is not None:
-        repl.console.print(f"[dim]sending the queued prompt: {escape_markup(queued)}[/]")
-        return await repl.handle_line(queued)
+        host.console.print(f"[dim]sending the queued prompt: {escape_markup(queued)}[/]")
+        return await run_line(queued)
     return True

@@ -5,6 +5,8 @@ The `anthropic` package then takes $SLOW_SDK_DELAY seconds longer to import (a s
 loader, holding only that module's import lock, as a slow import does), and the moment it
 finished is appended to $SLOW_SDK_STAMPS as `sdk-imported <time.monotonic()>`. The tests
 compare that moment with what else happened meanwhile (an MCP server's handshake, the prompt).
+$SLOW_SDK_MODULE names another module to slow the same way (`queryloop.agent`: is the prompt
+drawn before the Agent's import?).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 DELAY = float(os.environ.get("SLOW_SDK_DELAY", "0"))
 STAMPS = os.environ.get("SLOW_SDK_STAMPS")
+MODULE = os.environ.get("SLOW_SDK_MODULE", "anthropic")
 
 
 class _SlowLoader(importlib.abc.Loader):
@@ -45,7 +48,7 @@ class _SlowFinder(importlib.abc.MetaPathFinder):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "anthropic":
+        if fullname != MODULE:
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(fullname)

@@ -1,0 +1,38 @@
+"""The Agent a command line describes: new, resumed (`--resume`) or continued (`--continue`).
+
+Print mode (`main`) and the REPL (`repl`, and its /model and /resume) build their Agent here,
+so neither imports the other to make one. Nothing heavy is imported until `make_agent` runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .args import CliOptions, UsageError
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+
+
+def make_agent(options: CliOptions, **extra: Any) -> Agent:
+    """The Agent the options describe: new, resumed (--resume) or continued (--continue).
+    `extra` are Agent keywords added to the options' own (callbacks, mostly)."""
+    from ..session import find_session, latest_session
+
+    # Resolve the session first: a wrong id fails in milliseconds, before the SDKs load.
+    path = None
+    if options.resume:
+        path = find_session(options.resume, cwd=options.cwd)
+    elif options.continue_latest:
+        path = latest_session(options.cwd)
+        if path is None:
+            raise UsageError(
+                f"no session to continue in {options.cwd}; start one without --continue"
+            )
+    from ..agent import Agent
+
+    kwargs = options.agent_kwargs()
+    kwargs.update(extra)
+    if path is not None:
+        return Agent.resume(path, options.model, **kwargs)
+    return Agent(options.model, **kwargs)
