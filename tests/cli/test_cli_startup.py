@@ -168,7 +168,7 @@ def test_the_repl_prompt_comes_before_the_agent_is_even_imported(tmp_path: Path,
     stamps = tmp_path / "agent-stamps"
     slow_agent = {**slow_sdk_env(8.0, stamps), "SLOW_SDK_MODULE": "queryloop.agent"}
     with MessagesServer([turn(text("the answer"))]) as server:
-        repl = ReplChild(server.base_url, tmp_path, term, **slow_agent)
+        repl = ReplChild(server.base_url, tmp_path, term, **slow_agent)  # type: ignore[arg-type]
         try:
             repl.started()
             assert not stamps.exists(), "the prompt waited for the Agent's import"
@@ -194,7 +194,11 @@ def test_the_repl_stops_on_broken_settings_before_the_sdk_and_before_any_request
     sdk_stamps = tmp_path / "sdk"
     with MessagesServer([]) as server:
         repl = ReplChild(
-            server.base_url, tmp_path, "dumb", "--trust", **slow_sdk_env(8.0, sdk_stamps)
+            server.base_url,
+            tmp_path,
+            "dumb",
+            "--trust",
+            **slow_sdk_env(8.0, sdk_stamps),  # type: ignore[arg-type]
         )
         try:
             repl.expect("invalid JSON")
