@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from queryloop.tools.base import ToolContext
+
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
@@ -58,3 +60,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, api_key: None) -> Path
     home = tmp_path / "home"
     monkeypatch.setenv("QUERYLOOP_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    """A tool context working in `tmp_path` (a test that needs another folder defines its own)."""
+    return ToolContext(cwd=tmp_path)

@@ -8,15 +8,15 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from agent_support import agent_on as shared_agent_on
 from queryloop import Agent
 from queryloop.checkpoints import CheckpointStore, RewindError, RewindMode, rewind
 from queryloop.messages import UserMessage
-from queryloop.providers.retry import RetryPolicy
 from queryloop.session import load_transcript
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
 
@@ -99,16 +99,7 @@ def script() -> list[Turn]:
     ]
 
 
-def agent_on(server: MessagesServer, cwd: Path, home: Path, **kw: Any) -> Agent:
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=0, base_delay=0.01),
-        cwd=cwd,
-        home=home,
-        permission_mode="bypassPermissions",
-        **kw,
-    )
+agent_on = partial(shared_agent_on, permission_mode="bypassPermissions")
 
 
 async def test_rewind_code_then_both_then_resume(tmp_path: Path, home: Path) -> None:

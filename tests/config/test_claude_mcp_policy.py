@@ -5,7 +5,6 @@ real stdio MCP servers; the agent talks to the local Messages API server."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from file_support import write_json as write
 from queryloop import Agent
 from queryloop.config import SettingsError, load_workspace
 from queryloop.testing import MessagesServer, text, turn
@@ -30,12 +30,6 @@ MARKS = (
 def _env(api_key: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QL_TEST_PYTHON", sys.executable)
     monkeypatch.setenv("QL_TEST_MCP_SERVERS", str(SERVERS))
-
-
-def write(path: Path, data: object) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    return path
 
 
 def managed(data: object) -> Path:

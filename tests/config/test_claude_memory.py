@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from file_support import write_text as write
 from queryloop.config import discover_memory_files
 from queryloop.config.memory import SessionContext
 from queryloop.context import AttachmentContext, AttachmentType, get_attachments
@@ -24,12 +25,6 @@ def repo(tmp_path: Path) -> Path:
     folder = tmp_path / "repo"
     (folder / ".git").mkdir(parents=True)  # the repository root memory is read up to
     return folder
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def found(files: Sequence[MemoryFile]) -> list[tuple[str, str]]:

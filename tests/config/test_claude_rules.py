@@ -5,11 +5,13 @@ Real files in tmp folders, an Agent against the local Messages server."""
 
 from __future__ import annotations
 
-import json
 import os
+from functools import partial
 from pathlib import Path
-from typing import Any
 
+from agent_support import agent_on as shared_agent_on
+from agent_support import messages_json
+from file_support import write_text as write
 from queryloop import Agent
 from queryloop.config.memory import discover_memory
 from queryloop.config.rules import GlobMatcher, discover_rules
@@ -25,12 +27,6 @@ def claude_dir() -> Path:
     return Path(os.environ["CLAUDE_CONFIG_DIR"])
 
 
-def write(path: Path, content: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content)
-    return path
-
-
 def project_with_rules(tmp_path: Path) -> Path:
     project = tmp_path / "proj"
     write(project / "README.txt", "hello\n")
@@ -41,20 +37,7 @@ def project_with_rules(tmp_path: Path) -> Path:
     return project
 
 
-def agent_on(server: MessagesServer, cwd: Path, home: Path, **kw: Any) -> Agent:
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=0, base_delay=0.01),
-        cwd=cwd,
-        home=home,
-        permission_mode="acceptEdits",
-        **kw,
-    )
-
-
-def dump(body: dict[str, Any]) -> str:
-    return json.dumps(body["messages"])
+agent_on = partial(shared_agent_on, permission_mode="acceptEdits")
 
 
 async def test_start_up_rules_load_and_a_path_rule_waits_for_a_matching_file(
@@ -79,17 +62,17 @@ async def test_start_up_rules_load_and_a_path_rule_waits_for_a_matching_file(
         await agent.run("now edit mod.py")
         await agent.aclose()
         bodies = server.requests
-    first = dump(bodies[0])
+    first = messages_json(bodies[0])
     assert "USER-RULE" in first and "PROJECT-RULE" in first
     assert first.index("USER-RULE") < first.index("PROJECT-RULE")
     assert "description: tone" not in first  # the front matter never reaches the model
     for body in bodies[:3]:  # nothing matched yet: README.txt, then docs/notes.py
-        assert "PY-RULE" not in dump(body)
-    after = dump(bodies[3])
+        assert "PY-RULE" not in messages_json(body)
+    after = messages_json(bodies[3])
     assert after.count("PY-RULE") == 1 and "src/**/*.py" not in after
     assert str(project / ".claude" / "rules" / "lang" / "python.md") in after
     for body in bodies[4:]:  # announced once, also across prompts
-        assert dump(body).count("PY-RULE") == 1
+        assert messages_json(body).count("PY-RULE") == 1
 
 
 async def test_path_rule_announced_once_after_resume(tmp_path: Path, home: Path) -> None:
@@ -108,7 +91,7 @@ async def test_path_rule_announced_once_after_resume(tmp_path: Path, home: Path)
         await agent.run("read it again")
         await agent.aclose()
         bodies = server.requests
-    assert all(dump(body).count("PY-RULE") == 1 for body in bodies)
+    assert all(messages_json(body).count("PY-RULE") == 1 for body in bodies)
 
 
 async def test_an_untrusted_projects_rules_are_not_read_with_a_notice(
@@ -123,9 +106,9 @@ async def test_an_untrusted_projects_rules_are_not_read_with_a_notice(
         await agent.run("read mod.py")
         await agent.aclose()
         bodies = server.requests
-    assert "USER-RULE" in dump(bodies[0])
+    assert "USER-RULE" in messages_json(bodies[0])
     for body in bodies:
-        assert "PROJECT-RULE" not in dump(body) and "PY-RULE" not in dump(body)
+        assert "PROJECT-RULE" not in messages_json(body) and "PY-RULE" not in messages_json(body)
     notice = next(n for n in told if "rule files" in n)
     assert "not a trusted folder" in notice
     assert "general.md" in notice and "lang/python.md" in notice
@@ -143,7 +126,7 @@ async def test_bad_front_matter_is_a_warning_naming_file_and_line(
         agent = agent_on(server, project, home, trust=True, on_notice=told.append)
         result = await agent.run("hi")
         await agent.aclose()
-        first = dump(server.requests[0])
+        first = messages_json(server.requests[0])
     assert result.text == "fine" and "OK-RULE" in first
     assert "BAD" not in first and "KIND" not in first
     notices = "\n".join(told)

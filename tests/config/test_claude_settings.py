@@ -4,12 +4,12 @@ order they merge in, workspace trust, and the leniency rules (docs/settings.md, 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
+from file_support import write_json as write
 from queryloop.config import (
     Layout,
     SettingsError,
@@ -31,12 +31,6 @@ def dirs(tmp_path: Path) -> tuple[Path, Path, Path]:
     for folder in (project / ".claude", project / ".queryloop", home, claude):
         folder.mkdir(parents=True)
     return project, home, claude
-
-
-def write(path: Path, data: object) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    return path
 
 
 def managed_dir() -> Path:

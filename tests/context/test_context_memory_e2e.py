@@ -4,19 +4,19 @@ attached once; lines added with `Agent.add_memory` (the REPL's `#`)."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from queryloop import Agent
+from agent_support import agent_on as shared_agent_on
+from agent_support import messages_json
 from queryloop.context.memory_edit import (
     MemoryScope,
     add_memory_line,
     memory_path,
     parse_memory_shortcut,
 )
-from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import MessagesServer, text, tool_use, turn
 
 
@@ -28,19 +28,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def agent_on(server: MessagesServer, cwd: Path, home: Path) -> Agent:
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=0, base_delay=0.01),
-        cwd=cwd,
-        home=home,
-        permission_mode="acceptEdits",
-    )
-
-
-def dump(body: dict[str, Any]) -> str:
-    return json.dumps(body["messages"])
+agent_on = partial(shared_agent_on, permission_mode="acceptEdits")
 
 
 async def test_nested_memory_of_read_and_edited_folders_is_attached_once(
@@ -69,16 +57,19 @@ async def test_nested_memory_of_read_and_edited_folders_is_attached_once(
         await agent.run("read it once more")
         await agent.aclose()
         bodies = server.requests
-    assert "SUB-RULE" not in dump(bodies[0])
+    assert "SUB-RULE" not in messages_json(bodies[0])
     # After the first Read: both folders' memory, outermost first.
-    second = dump(bodies[1])
+    second = messages_json(bodies[1])
     assert second.count("SUB-RULE") == 1 and second.count("PKG-RULE") == 1
     assert second.index("SUB-RULE") < second.index("PKG-RULE")
     # Written-to folders count too; nothing is attached twice, in this prompt or the next.
-    assert dump(bodies[3]).count("WEB-RULE") == 1
+    assert messages_json(bodies[3]).count("WEB-RULE") == 1
     for body in bodies[2:]:
-        assert dump(body).count("SUB-RULE") == 1 and dump(body).count("PKG-RULE") == 1
-    assert all("OTHER-RULE" not in dump(b) for b in bodies)
+        assert (
+            messages_json(body).count("SUB-RULE") == 1
+            and messages_json(body).count("PKG-RULE") == 1
+        )
+    assert all("OTHER-RULE" not in messages_json(b) for b in bodies)
     assert all(not v for v in server.violations)
 
 
@@ -97,8 +88,8 @@ async def test_add_memory_reaches_this_session_and_the_next(tmp_path: Path, home
         bodies = s.requests
     assert path == project / "QUERYLOOP.md"
     assert path.read_text() == "- always use pnpm\n"
-    assert "always use pnpm" not in dump(bodies[0])
-    assert "added this to their memory file" in dump(bodies[1])
+    assert "always use pnpm" not in messages_json(bodies[0])
+    assert "added this to their memory file" in messages_json(bodies[1])
     # The session's first message is unchanged (prompt cache); a new session reads the file.
     first_block = [b["messages"][0]["content"][0]["text"] for b in bodies[:2]]
     assert first_block[0] == first_block[1]

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from queryloop import Agent
+from agent_support import agent_on as shared_agent_on
+from agent_support import messages_json
 from queryloop.context.kinds import AttachmentType
 from queryloop.context.queue import PromptQueue
 from queryloop.loop import MessageEvent, RequestStart, Terminal
 from queryloop.messages import AssistantMessage, AttachmentMessage
-from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import MessagesServer, text, tool_use, turn
 
 QUEUED_INTRO = "The user sent the following message while you were working:"
@@ -22,18 +21,7 @@ QUEUED_INTRO = "The user sent the following message while you were working:"
 pytestmark = pytest.mark.usefixtures("home")
 
 
-def agent_on(server: MessagesServer, cwd: Path) -> Agent:
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=0, base_delay=0.01),
-        cwd=cwd,
-        permission_mode="bypassPermissions",
-    )
-
-
-def texts_of(body: dict[str, Any]) -> str:
-    return json.dumps(body["messages"])
+agent_on = partial(shared_agent_on, permission_mode="bypassPermissions")
 
 
 async def test_queued_prompt_reaches_the_model_at_the_next_tool_result(tmp_path: Path) -> None:
@@ -52,8 +40,8 @@ async def test_queued_prompt_reaches_the_model_at_the_next_tool_result(tmp_path:
         bodies = server.requests
     assert agent.last_terminal is not None
     assert agent.last_terminal.reason is Terminal.COMPLETED
-    assert "also check the docs" not in texts_of(bodies[0])
-    assert f"{QUEUED_INTRO}\\nalso check the docs" in texts_of(bodies[1])
+    assert "also check the docs" not in messages_json(bodies[0])
+    assert f"{QUEUED_INTRO}\\nalso check the docs" in messages_json(bodies[1])
     assert agent.queued == [] and agent.take_queued() is None
     # It is in the array as a queued_command attachment, after the tool result.
     kinds = [m.attachment.type for m in agent.messages if isinstance(m, AttachmentMessage)]
@@ -71,7 +59,7 @@ async def test_a_prompt_queued_after_the_last_tool_boundary_is_the_next_prompt(
             if isinstance(event, RequestStart):
                 agent.queue("second")
                 agent.queue("third")
-        assert "second" not in texts_of(server.requests[0])
+        assert "second" not in messages_json(server.requests[0])
         follow_up = agent.take_queued()
         assert follow_up == "second\n\nthird"
         result = await agent.run(follow_up)

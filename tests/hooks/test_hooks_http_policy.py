@@ -6,7 +6,6 @@ agent on the local Messages API server."""
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from file_support import write_json as write
 from queryloop import Agent
 from queryloop.config import load_workspace
 from queryloop.hooks import HookMatcher, HttpHook
@@ -63,11 +63,6 @@ def http_hook(url: str) -> dict[str, Any]:
         "headers": {"Authorization": "Bearer $MY_TOKEN", "X-Other": "${OTHER}"},
         "allowedEnvVars": ["MY_TOKEN", "OTHER"],
     }
-
-
-def write(path: Path, data: object) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
 
 
 async def run(tmp_path: Path, **kw: Any) -> list[str]:

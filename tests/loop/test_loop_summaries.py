@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import json
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_support import agent_on as shared_agent_on
 from queryloop import Agent
 from queryloop.loop import SideUsage, Terminal
 from queryloop.loop.summaries import clean_summary, describe_batch
 from queryloop.messages import ToolUseSummaryMessage
 from queryloop.messages.blocks import ToolUseBlock
 from queryloop.messages.constructors import tool_result_message
-from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
 from queryloop.testing.script import ScriptExhaustedError
 
@@ -58,15 +59,7 @@ class TwoModels:
         return turn(text(self.summaries[index]))
 
 
-def agent_on(server: MessagesServer, cwd: Path, **kw: Any) -> Agent:
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=0, base_delay=0.01),
-        cwd=cwd,
-        permission_mode="bypassPermissions",
-        **kw,
-    )
+agent_on = partial(shared_agent_on, permission_mode="bypassPermissions")
 
 
 def main_script() -> list[Turn]:

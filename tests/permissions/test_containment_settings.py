@@ -11,6 +11,7 @@ from typing import Any, Unpack
 import pytest
 from perm_fixtures import Rules
 
+from file_support import write_json as write
 from queryloop import Agent
 from queryloop.agent.options import PermissionModeName
 from queryloop.config import load_settings
@@ -24,12 +25,6 @@ from queryloop.permissions import (
 )
 from queryloop.tools.base import ToolContext
 from queryloop.tools.builtin import BashTool, WriteTool
-
-
-def write(path: Path, data: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
-    return path
 
 
 @pytest.fixture

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from file_support import write_json as write
 from queryloop.config import is_trusted, load_settings, load_workspace, trust_folder
 from queryloop.errors import ConfigError
 from queryloop.hooks import HookEvent, HookRunner
@@ -17,12 +17,6 @@ from queryloop.tools.base import ToolContext
 from queryloop.tools.mcp import McpManager
 
 MARKER_HOOK = str(Path(__file__).parent.parent / "hooks" / "scripts" / "touch_marker.sh")
-
-
-def write(path: Path, data: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
-    return path
 
 
 @pytest.fixture

@@ -3,20 +3,13 @@ unimplemented keys warn by name, and an untrusted project can only tighten the s
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from file_support import write_json as write
 from queryloop.config import load_settings
 from queryloop.config.settings import Severity
-
-
-def write(path: Path, data: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2))
-    return path
 
 
 @pytest.fixture

@@ -6,22 +6,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent_support import agent_on as shared_agent_on
 from queryloop import Agent
-from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import MessagesServer, Turn
 
 
 def agent_on(server: MessagesServer, env: dict[str, Path], **kw: Any) -> Agent:
     """An Agent in `env["proj"]` with `env["home"]` as its home (trusted unless `kw` says)."""
     kw.setdefault("trust", True)
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=0, base_delay=0.01),
-        cwd=env["proj"],
-        home=env["home"],
-        **kw,
-    )
+    return shared_agent_on(server, env["proj"], env["home"], **kw)
 
 
 async def run_in(folder: Path, prompt: str, script: Sequence[Turn]) -> tuple[Agent, list[Any]]:
@@ -40,10 +33,3 @@ async def run_in(folder: Path, prompt: str, script: Sequence[Turn]) -> tuple[Age
         finally:
             await agent.aclose()
         return agent, server.requests
-
-
-def write(path: Path, content: str) -> Path:
-    """`content` at `path`, its folders made."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content)
-    return path

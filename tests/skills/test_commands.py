@@ -5,14 +5,14 @@ expanded (arguments, `!` commands under the permission rules, `@file`s) when the
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 from skill_agents import agent_on
 
+from agent_support import messages_json
+from file_support import write_text as write
 from queryloop.config.discovery import SettingSources
 from queryloop.skills import (
     SkillKind,
@@ -40,16 +40,6 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     proj.mkdir()
     return {"home": home, "claude": claude, "proj": proj}
-
-
-def write(path: Path, content: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content)
-    return path
-
-
-def sent(body: dict[str, Any]) -> str:
-    return json.dumps(body["messages"])
 
 
 # ---- the substitution rules -------------------------------------------------------------
@@ -151,7 +141,7 @@ async def test_typed_command_sends_its_expanded_text(env: dict[str, Path]) -> No
         agent = agent_on(server, env)
         result = await agent.run("/review src/x.py")
         await agent.aclose()
-    body = sent(server.requests[0])
+    body = messages_json(server.requests[0])
     assert result.text == "Reviewed."
     assert "/review src/x.py" in body  # the prompt as typed
     assert "REVIEW-BODY: review src/x.py carefully; start with src/x.py." in body
@@ -174,7 +164,7 @@ async def test_shell_lines_run_under_the_permission_rules(env: dict[str, Path]) 
         )
         result = await agent.run("/status green")
         await agent.aclose()
-    body = sent(server.requests[0])
+    body = messages_json(server.requests[0])
     assert "Status: status-green" in body  # read-only: runs in default mode
     assert "fenced-one\\nfenced-two" in body  # an allow rule approves it
     # Not read-only, and nobody can approve it headless: not run, and the text says so.
@@ -197,7 +187,7 @@ async def test_file_references_are_inlined_but_not_denied_ones(env: dict[str, Pa
         agent = agent_on(server, env, disallowed_tools=["Read(.env)"])
         await agent.run("/look src/x.py")
         await agent.aclose()
-    body = sent(server.requests[0])
+    body = messages_json(server.requests[0])
     assert "INLINED-SOURCE = 1" in body
     assert "SECRET-IN-ENV" not in body
 
@@ -225,13 +215,13 @@ async def test_invocation_control_and_the_skill_tool(env: dict[str, Path]) -> No
         await agent.run("/conventions")  # not the user's to invoke: plain text
         await agent.run("/deploy prod")
         await agent.aclose()
-    first, second = sent(server.requests[0]), sent(server.requests[1])
+    first, second = messages_json(server.requests[0]), messages_json(server.requests[1])
     assert "git:log: Recent log" in first and "conventions: House rules" in first
     assert "deploy: Deploy" not in first  # the model is not told of a user-only command
     assert "can only be run by the user" in second and "DEPLOY-BODY" not in second
-    assert "LOG: log-main" in sent(server.requests[2])  # the Skill tool runs `!` lines too
-    assert "CONVENTIONS-BODY" not in sent(server.requests[3])
-    assert "DEPLOY-BODY prod" in sent(server.requests[4])
+    assert "LOG: log-main" in messages_json(server.requests[2])  # the Skill tool runs `!` lines too
+    assert "CONVENTIONS-BODY" not in messages_json(server.requests[3])
+    assert "DEPLOY-BODY prod" in messages_json(server.requests[4])
 
 
 async def test_a_commands_model_applies_to_its_prompt(env: dict[str, Path]) -> None:

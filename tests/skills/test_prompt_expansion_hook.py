@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from skill_agents import run_in, write
+from skill_agents import run_in
 
+from file_support import write_text as write
 from queryloop.loop import Terminal
 from queryloop.testing import text, turn
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from skill_agents import run_in, write
+from skill_agents import run_in
 
+from file_support import write_text as write
 from queryloop.testing import text, tool_use, turn
 
 

@@ -11,8 +11,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from skill_agents import run_in, write
+from skill_agents import run_in
 
+from file_support import write_text as write
 from queryloop.testing import Turn, text, tool_use, turn
 
 POLICY = "[shell command execution disabled by policy]"

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from queryloop import Agent
+from agent_support import agent_on, messages_json
 from queryloop.loop import Terminal
-from queryloop.providers.retry import RetryPolicy
 from queryloop.skills import SkillSource, load_skills, parse_skill
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
 
@@ -39,21 +37,6 @@ def write_skill(root: Path, folder: str, text_: str, **files: str) -> Path:
     for name, content in files.items():
         (skill / name).write_text(content)
     return skill
-
-
-def agent_on(server: MessagesServer, cwd: Path, home: Path, **kw: Any) -> Agent:
-    return Agent(
-        "claude-sonnet-5-5",
-        base_url=server.base_url,
-        retry=RetryPolicy(max_retries=0, base_delay=0.01),
-        cwd=cwd,
-        home=home,
-        **kw,
-    )
-
-
-def body_text(body: dict[str, Any]) -> str:
-    return json.dumps(body["messages"])
 
 
 # ---- parsing and discovery ----------------------------------------------------------------
@@ -112,20 +95,20 @@ async def test_model_invokes_a_skill_and_reads_its_reference_on_demand(
         await agent.aclose()
         bodies = server.requests
     assert result.terminal is Terminal.COMPLETED and second.text == "Second answer."
-    first = body_text(bodies[0])
+    first = messages_json(bodies[0])
     # Announced: name and description only; the tool is offered with Claude Code's fields.
     assert "release-notes: Turn a list of changes into release notes." in first
     assert BODY_MARKER not in first and STYLE_MARKER not in first
     skill_tool = next(t for t in bodies[0]["tools"] if t["name"] == "Skill")
     assert set(skill_tool["input_schema"]["properties"]) == {"skill", "args"}
     # Loaded when invoked: the body, its folder, the arguments in place of $ARGUMENTS.
-    loaded = body_text(bodies[1])
+    loaded = messages_json(bodies[1])
     assert BODY_MARKER in loaded and "notes for version v2.3" in loaded
     assert f"Base directory for this skill: {folder}" in loaded
     assert STYLE_MARKER not in loaded
-    assert STYLE_MARKER in body_text(bodies[2])  # the referenced file, read when needed
+    assert STYLE_MARKER in messages_json(bodies[2])  # the referenced file, read when needed
     # The listing is a delta: announced once, not again on the next prompt.
-    assert body_text(bodies[3]).count("release-notes: Turn a list") == 1
+    assert messages_json(bodies[3]).count("release-notes: Turn a list") == 1
     assert all(not v for v in server.violations)
 
 
@@ -147,11 +130,11 @@ async def test_user_types_slash_skill_name(tmp_path: Path, home: Path) -> None:
         await agent.aclose()
         bodies = server.requests
     assert result.text == "Notes written."
-    first = body_text(bodies[0])
+    first = messages_json(bodies[0])
     assert "/release-notes v9" in first
     assert BODY_MARKER in first and "notes for version v9" in first
-    assert STYLE_MARKER in body_text(bodies[1])
-    assert "denied" not in body_text(bodies[1]).lower()
+    assert STYLE_MARKER in messages_json(bodies[1])
+    assert "denied" not in messages_json(bodies[1]).lower()
 
 
 async def test_untrusted_project_skills_are_not_offered(tmp_path: Path, home: Path) -> None:

@@ -13,11 +13,6 @@ from queryloop.tools import ToolContext
 from queryloop.tools.builtin import BashTool, is_read_only_command
 
 
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(cwd=tmp_path)
-
-
 async def test_stdout_stderr_and_exit_code(ctx: ToolContext) -> None:
     ok = await call(BashTool(), {"command": "echo out; echo err >&2"}, ctx)
     assert (ok.text, ok.is_error) == ("out\nerr", False)

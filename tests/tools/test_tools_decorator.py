@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Literal
 
 import pytest
@@ -38,11 +37,6 @@ async def loud(
     mode: Literal["caps", "title"] = "caps",
 ) -> str:
     return text.upper() if mode == "caps" else text.title()
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(cwd=tmp_path)
 
 
 def test_schema_and_description_from_signature_and_docstring() -> None:

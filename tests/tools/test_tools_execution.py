@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -67,11 +66,6 @@ class EchoTool(BaseTool[EchoInput]):
         yield ToolResult(
             content=input.text * input.times, new_messages=(meta_user_message("extra"),)
         )
-
-
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(cwd=tmp_path)
 
 
 async def test_happy_path_yields_progress_result_then_extras(ctx: ToolContext) -> None:

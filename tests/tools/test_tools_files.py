@@ -25,11 +25,6 @@ PNG_1PX = base64.b64decode(
 )
 
 
-@pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(cwd=tmp_path)
-
-
 def touch_later(path: Path) -> None:
     """Change the file the way another program would (new content, new mtime)."""
     st = path.stat()
