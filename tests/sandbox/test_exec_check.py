@@ -64,6 +64,8 @@ RM_ATTEMPTS = [
     "python3 -c \"import os,shutil; shutil.copy('/bin/rm','q'); os.chmod('q',0o755);"
     " fd=os.open('q', os.O_RDONLY); os.execve(fd, ['q','-rf','x'], {})\"",
     "git -c alias.zap='!rm -rf x' zap",
+    "cat /bin/rm > zz; echo >> zz; chmod +x zz; ./zz -rf x",
+    "cp /bin/rm zz; head -c 4096 /dev/zero >> zz; ./zz -rf x",
     "/lib64/ld-linux-x86-64.so.2 /bin/rm -rf x",
     "cp /lib64/ld-linux-x86-64.so.2 ./L; ./L --argv0 ls --library-path /lib /bin/rm -rf x",
     "exec 3</bin/rm; /proc/self/fd/3 -rf x",

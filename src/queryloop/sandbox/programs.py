@@ -71,7 +71,7 @@ class ProgramIndex:
 
     by_id: dict[FileId, set[str]] = field(default_factory=dict)
     by_digest: dict[tuple[int, str], set[str]] = field(default_factory=dict)
-    _digests: dict[tuple[FileId, int, int], str] = field(default_factory=dict)
+    _digests: dict[tuple[FileId, int, int, int], str] = field(default_factory=dict)
 
     @classmethod
     def build(cls, names: Iterable[str], search_path: str) -> ProgramIndex:
@@ -102,20 +102,27 @@ class ProgramIndex:
             os.close(fd)
 
     def names_of(self, fd: int) -> set[str]:
-        """The watched programs the open file `fd` is (same inode, or same content)."""
+        """The watched programs the open file `fd` is: the same inode, or a copy — the same
+        bytes, with anything appended after them (a program still runs with data added at
+        its end: `cp /bin/rm zz; echo >> zz`)."""
         st = os.fstat(fd)
         found = set(self.by_id.get(FileId.of(st), ()))
-        if any(size == st.st_size for size, _ in self.by_digest):
-            found |= self.by_digest.get((st.st_size, self._digest(fd, st)), set())
+        for size in sorted({size for size, _ in self.by_digest if size <= st.st_size}):
+            found |= self.by_digest.get((size, self._digest(fd, st, size)), set())
         return found
 
-    def _digest(self, fd: int, st: os.stat_result) -> str:
-        key = (FileId.of(st), st.st_size, st.st_mtime_ns)
+    def _digest(self, fd: int, st: os.stat_result, size: int | None = None) -> str:
+        """SHA-256 of the first `size` bytes of the file (all of it by default), cached by
+        the file's identity, size and time of change."""
+        length = st.st_size if size is None else size
+        key = (FileId.of(st), st.st_size, st.st_mtime_ns, length)
         known = self._digests.get(key)
         if known is None:
             digest = hashlib.sha256()
             offset = 0
-            while chunk := os.pread(fd, 1 << 20, offset):
+            while offset < length and (
+                chunk := os.pread(fd, min(1 << 20, length - offset), offset)
+            ):
                 digest.update(chunk)
                 offset += len(chunk)
             known = self._digests[key] = digest.hexdigest()
