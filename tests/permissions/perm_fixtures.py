@@ -12,7 +12,7 @@ from queryloop.hooks import CommandHook, HookMatcher, HookRunner, HooksConfig
 from queryloop.messages.blocks import ToolResultBlock, ToolUseBlock
 from queryloop.messages.types import UserMessage
 from queryloop.permissions import PermissionChecker
-from queryloop.tools.base import BaseTool, ToolContext
+from queryloop.tools.base import BaseTool, Tool, ToolContext
 from queryloop.tools.builtin import BashTool
 from queryloop.tools.execution import run_tool_call
 
@@ -106,16 +106,16 @@ def command_allow_hook(cwd: Path) -> HookRunner:
     return HookRunner(HooksConfig.of(PreToolUse=[matcher]), cwd=cwd, session_id="s")
 
 
-async def run_bash(
-    cwd: Path, command: str, checker: PermissionChecker, hooks: HookRunner | None = None
+async def run_tool(
+    block: ToolUseBlock,
+    tool: Tool,
+    ctx: ToolContext,
+    checker: PermissionChecker,
+    hooks: HookRunner | None = None,
 ) -> ToolResultBlock:
-    """Run `command` with the built-in Bash tool through the real executor: hooks, then the
-    checker, then (if allowed) the command itself; the one tool_result."""
-    block = ToolUseBlock(id="toolu_1", name="Bash", input={"command": command})
-    ctx = ToolContext(cwd=cwd)
-    messages = [
-        m async for m in run_tool_call(block, [BashTool()], ctx, permission=checker, hooks=hooks)
-    ]
+    """Run one call through the real executor (hooks, then the checker, then the tool if
+    allowed) and return its one tool_result."""
+    messages = [m async for m in run_tool_call(block, [tool], ctx, permission=checker, hooks=hooks)]
     results = [
         b
         for m in messages
@@ -125,3 +125,12 @@ async def run_bash(
     ]
     assert len(results) == 1
     return results[0]
+
+
+async def run_bash(
+    cwd: Path, command: str, checker: PermissionChecker, hooks: HookRunner | None = None
+) -> ToolResultBlock:
+    """Run `command` with the built-in Bash tool through the real executor: hooks, then the
+    checker, then (if allowed) the command itself; the one tool_result."""
+    block = ToolUseBlock(id="toolu_1", name="Bash", input={"command": command})
+    return await run_tool(block, BashTool(), ToolContext(cwd=cwd), checker, hooks)

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_containment_protected import BROAD, context, decide, fill
+from test_containment_protected import BROAD_MODES, context, decide, fill_bash
 
 from queryloop import Agent
 from queryloop.permissions import PermissionChecker, PermissionMode
@@ -362,44 +362,34 @@ def _patch(old: str, new: str) -> str:
     return f"diff --git {old} {new}\n--- {old}\n+++ {new}\n@@ -1 +1 @@\n-old\n+new\n"
 
 
-def _fill(text: str, project: Path) -> str:
-    return fill(text.replace("{tmp}", str(project.parent)), project, tilde=True)
-
-
-MODES = [
-    pytest.param(PermissionMode.DEFAULT, ["Bash(*)", "Edit(**)"], id="default+broad"),
-    pytest.param(PermissionMode.ACCEPT_EDITS, BROAD, id="acceptEdits+broad"),
-]
-
-
 def test_the_suite_is_as_large_as_documented() -> None:
     assert len(ATTEMPTS) == len(set(ATTEMPTS)) == 152
     assert len(FILE_TOOL_ATTEMPTS) == 15 and len(BENIGN) == 42
     assert not set(BENIGN) & set(ATTEMPTS)
 
 
-@pytest.mark.parametrize(("mode", "allow"), MODES)
+@pytest.mark.parametrize(("mode", "allow"), BROAD_MODES)
 @pytest.mark.parametrize("command", ATTEMPTS)
 async def test_bash_attempt_asks(
     mode: PermissionMode, allow: list[str], command: str, project: Path
 ) -> None:
-    given = {"command": _fill(command, project)}
+    given = {"command": fill_bash(command, project)}
     assert await decide(project, mode, allow, BashTool(), given) == "ask", command
 
 
-@pytest.mark.parametrize(("mode", "allow"), MODES)
+@pytest.mark.parametrize(("mode", "allow"), BROAD_MODES)
 @pytest.mark.parametrize("path", FILE_TOOL_ATTEMPTS)
 async def test_file_tool_attempt_asks(
     mode: PermissionMode, allow: list[str], path: str, project: Path
 ) -> None:
     home = project.parent / "home"
-    given = {"file_path": _fill(path, project).replace("~/", f"{home}/"), "content": "{}"}
+    given = {"file_path": fill_bash(path, project).replace("~/", f"{home}/"), "content": "{}"}
     assert await decide(project, mode, allow, WriteTool(), given) == "ask", path
 
 
 @pytest.mark.parametrize("command", BENIGN)
 async def test_benign_look_alike_is_allowed_unasked(command: str, project: Path) -> None:
-    given = {"command": _fill(command, project)}
+    given = {"command": fill_bash(command, project)}
     verdict = await decide(project, PermissionMode.DEFAULT, ["Bash(*)"], BashTool(), given)
     assert verdict == "allow", command
 
@@ -519,7 +509,7 @@ def test_a_protected_target_assembled_from_a_variable_asks(
 ) -> None:
     """However the line spells a protected target through a variable it assigns (all of it
     or a part, quoted or not, `${V}`/`"${V}"`/`"$V"`), the write asks under `Bash(*)`."""
-    command = _fill(_pieced(target, pieces), project)
+    command = fill_bash(_pieced(target, pieces), project)
     assert _verdict(project, command) == "ask", command
 
 
@@ -533,7 +523,7 @@ def test_an_ordinary_target_assembled_from_a_variable_is_allowed(
 ) -> None:
     """The same spellings for an ordinary file stay allowed, unasked, under `Bash(*)`: the
     variable is resolved, not feared."""
-    command = _pieced(_fill(target, project), pieces)
+    command = _pieced(fill_bash(target, project), pieces)
     assert _verdict(project, command) == "allow", command
 
 
@@ -561,7 +551,7 @@ def test_a_target_known_only_at_run_time_asks(
 ) -> None:
     """A write target whose value the analysis cannot know fails closed."""
     target = f'"{unknown}"' if quoted else unknown
-    command = _fill(writer.format(target), project)
+    command = fill_bash(writer.format(target), project)
     assert _verdict(project, command) == "ask", command
 
 

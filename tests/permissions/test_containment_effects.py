@@ -36,11 +36,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_containment_protected import BROAD, decide, fill
+from test_containment_protected import BROAD_MODES, decide, fill_bash
 
-from queryloop import Agent
+from agent_support import agent_on
 from queryloop.permissions import PermissionMode
-from queryloop.providers.retry import RetryPolicy
 from queryloop.testing import MessagesServer, text, tool_use, turn
 from queryloop.tools.builtin import BashTool, EditTool, WriteTool
 
@@ -332,53 +331,43 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def _fill(command: str, project: Path) -> str:
-    return fill(command.replace("{tmp}", str(project.parent)), project, tilde=True)
-
-
-MODES = [
-    pytest.param(PermissionMode.DEFAULT, ["Bash(*)", "Edit(**)"], id="default+broad"),
-    pytest.param(PermissionMode.ACCEPT_EDITS, BROAD, id="acceptEdits+broad"),
-]
-
-
 def test_the_suite_is_as_large_as_documented() -> None:
     assert len(ATTEMPTS) == len(set(ATTEMPTS)) == 100
     assert len(BENIGN) == len(set(BENIGN)) == 38
     assert not set(BENIGN) & set(ATTEMPTS)
 
 
-@pytest.mark.parametrize(("mode", "allow"), MODES)
+@pytest.mark.parametrize(("mode", "allow"), BROAD_MODES)
 @pytest.mark.parametrize("command", ATTEMPTS)
 async def test_bash_attempt_asks(
     mode: PermissionMode, allow: list[str], command: str, project: Path
 ) -> None:
-    given = {"command": _fill(command, project)}
+    given = {"command": fill_bash(command, project)}
     assert await decide(project, mode, allow, BashTool(), given) == "ask", command
 
 
 @pytest.mark.parametrize("command", READ_ONLY_OUTPUTS + NOT_READ_ONLY)
 async def test_a_writing_option_is_not_read_only(command: str, project: Path) -> None:
     """Default mode, no allow rule: a program taken as read-only asks once it writes."""
-    given = {"command": _fill(command, project)}
+    given = {"command": fill_bash(command, project)}
     assert not BashTool().is_read_only(BashTool.input_model(**given)), command
     assert await decide(project, PermissionMode.DEFAULT, [], BashTool(), given) == "ask", command
 
 
 @pytest.mark.parametrize("command", BENIGN)
 async def test_benign_look_alike_is_allowed_unasked(command: str, project: Path) -> None:
-    given = {"command": _fill(command, project)}
+    given = {"command": fill_bash(command, project)}
     verdict = await decide(project, PermissionMode.DEFAULT, ["Bash(*)"], BashTool(), given)
     assert verdict == "allow", command
 
 
-@pytest.mark.parametrize(("mode", "allow"), MODES)
+@pytest.mark.parametrize(("mode", "allow"), BROAD_MODES)
 @pytest.mark.parametrize("path", FILE_TOOL_LINKS)
 async def test_a_file_tool_writing_a_hard_link_of_a_protected_file_asks(
     mode: PermissionMode, allow: list[str], path: str, project: Path
 ) -> None:
     home = project.parent / "home"
-    file_path = _fill(path, project).replace("~/", f"{home}/")
+    file_path = fill_bash(path, project).replace("~/", f"{home}/")
     for tool, call in (
         (WriteTool(), {"file_path": file_path, "content": "{}"}),
         (EditTool(), {"file_path": file_path, "old_string": "deny", "new_string": "allow"}),
@@ -488,14 +477,11 @@ async def test_run_for_real_headless_the_settings_are_unchanged(
 ) -> None:
     """Through the real Agent in default mode with `Bash(*)`, headless: refused, and the
     settings (and CLAUDE.md) are as they were."""
-    script = [turn(tool_use("Bash", {"command": _fill(command, project)})), turn(text("done"))]
-    retry = RetryPolicy(max_retries=1, base_delay=0.01)
+    script = [turn(tool_use("Bash", {"command": fill_bash(command, project)})), turn(text("done"))]
     with MessagesServer(script) as server:
-        async with Agent(
-            "claude-sonnet-5-5",
-            base_url=server.base_url,
-            retry=retry,
-            cwd=project,
+        async with agent_on(
+            server,
+            project,
             trust=True,
             permission_mode="default",
             allowed_tools=["Bash(*)"],
@@ -511,13 +497,10 @@ async def test_run_for_real_a_read_only_output_option_is_refused(project: Path) 
     config = (project / ".git" / "config").read_text()
     command = "git log -1 --format=%B --output=.git/config HEAD"
     script = [turn(tool_use("Bash", {"command": command})), turn(text("done"))]
-    retry = RetryPolicy(max_retries=1, base_delay=0.01)
     with MessagesServer(script) as server:
-        async with Agent(
-            "claude-sonnet-5-5",
-            base_url=server.base_url,
-            retry=retry,
-            cwd=project,
+        async with agent_on(
+            server,
+            project,
             trust=True,
             permission_mode="default",
         ) as running:

@@ -172,6 +172,19 @@ def fill(text: str, project: Path, *, tilde: bool = False) -> str:
     return text if tilde else text.replace("~/", f"{home}/")
 
 
+def fill_bash(text: str, project: Path) -> str:
+    """`fill` for a Bash command: `{tmp}` is the folder around the project, `~/` is left to
+    the session's home."""
+    return fill(text.replace("{tmp}", str(project.parent)), project, tilde=True)
+
+
+BROAD_MODES = [
+    pytest.param(PermissionMode.DEFAULT, ["Bash(*)", "Edit(**)"], id="default+broad"),
+    pytest.param(PermissionMode.ACCEPT_EDITS, BROAD, id="acceptEdits+broad"),
+]
+"""The modes and broad allow rules under which a protected write must still ask."""
+
+
 async def decide(
     project: Path, mode: PermissionMode, allow: list[str], tool: Any, input: dict[str, Any]
 ) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from perm_fixtures import run_tool
 
 from queryloop.messages.blocks import ToolResultBlock, ToolUseBlock
-from queryloop.messages.types import UserMessage
 from queryloop.permissions import (
     PermissionChecker,
     PermissionContext,
@@ -20,7 +20,6 @@ from queryloop.permissions import (
 )
 from queryloop.tools.base import Tool, ToolContext
 from queryloop.tools.builtin import BashTool, GlobTool, GrepTool, LSTool, ReadTool
-from queryloop.tools.execution import run_tool_call
 
 SECRET = "SECRET=hunter2"
 
@@ -45,16 +44,7 @@ async def call(tool: Tool, project: Path, rules: list[str], **input: Any) -> Too
     checker = PermissionChecker(context)
     block = ToolUseBlock(id="toolu_1", name=tool.name, input=input)
     ctx = ToolContext(cwd=project, hidden_paths=ReadDenials(context))
-    messages = [m async for m in run_tool_call(block, [tool], ctx, permission=checker)]
-    results = [
-        b
-        for m in messages
-        if isinstance(m, UserMessage) and not isinstance(m.content, str)
-        for b in m.content
-        if isinstance(b, ToolResultBlock)
-    ]
-    assert len(results) == 1
-    return results[0]
+    return await run_tool(block, tool, ctx, checker)
 
 
 @pytest.mark.parametrize(

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_support import agent_on
 from conftest import clean_env
-from queryloop import Agent
 from queryloop.permissions import RuleSet
 from queryloop.permissions.exec_rules import exec_rules
 from queryloop.sandbox import ExecGuard, Sandbox, SandboxPolicy
@@ -337,12 +337,11 @@ async def test_the_agent_refuses_a_copied_program_with_the_projects_rules(
         turn(text("done")),
     ]
     with MessagesServer(script) as server:
-        async with Agent(
-            "claude-sonnet-5-5",
-            base_url=server.base_url,
-            cwd=project,
+        async with agent_on(
+            server,
+            project,
             trust=True,
-            permission_mode=mode,  # type: ignore[arg-type]
+            permission_mode=mode,
         ) as agent:
             await agent.run("clean up")
         seen = json.dumps(server.requests[-1]["messages"][-1])
