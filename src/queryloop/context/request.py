@@ -21,6 +21,8 @@ from ..errors import ConfigError
 from ..messages.api_types import ApiSystemBlock, ApiTool
 from ..messages.constructors import meta_user_message, user_message
 from ..messages.incremental import IncrementalNormalizer
+from ..messages.passes_thinking import thinking_holds
+from ..messages.thinking_mode import THINKING_OFF, ThinkingSpec, ThinkingType
 from ..messages.types import Message
 from ..providers.base import ModelRequest
 from ..providers.models import get_model_info
@@ -126,6 +128,7 @@ class RequestBuilder:
             else []
         )
         self._normalizer = IncrementalNormalizer()
+        self._thinking_off = IncrementalNormalizer()
         self._breakpoints = BreakpointCounter()
         self._deferred = deferred_tools
         self._tool_context = tool_context
@@ -170,16 +173,28 @@ class RequestBuilder:
         tools = self._tools(extra_tools)
         history = [*self._context_message, *messages]
         info = get_model_info(model or self.model)
-        api_messages = self._normalizer.normalize(
-            history,
-            tools,
-            # Unset, the model's own default applies: a model that thinks by default keeps
-            # its signed thinking (docs/messages.md, "Requests per model").
-            thinking=self.thinking if self.thinking is not None else info.default_thinking,
-            # A prefill only where the table knows it is accepted; elsewhere the final
-            # assistant message stays a finished turn and a "Continue." user note follows.
-            prefill=info.known and info.prefill,
+        # Unset, the model's own default applies: a model that thinks by default keeps its
+        # signed thinking (docs/messages.md, "Requests per model").
+        thinking: ThinkingSpec = (
+            self.thinking if self.thinking is not None else info.default_thinking
         )
+        # A prefill only where the table knows it is accepted; elsewhere the final assistant
+        # message stays a finished turn and a "Continue." user note follows.
+        prefill = info.known and info.prefill
+        api_messages = self._normalizer.normalize(
+            history, tools, thinking=thinking, prefill=prefill
+        )
+        sent_thinking = self.thinking
+        if ThinkingType.of(thinking) is ThinkingType.ENABLED and not thinking_holds(
+            history, api_messages
+        ):
+            # No valid thinking can open the unfinished tool loop: the whole loop goes with
+            # thinking off, as the API allows (docs/messages.md, "Thinking off for a loop").
+            # Its own normalizer keeps its incremental state for these requests.
+            sent_thinking = dict(THINKING_OFF)
+            api_messages = self._thinking_off.normalize(
+                history, tools, thinking=ThinkingType.DISABLED, prefill=prefill
+            )
         ttl = self.lifetime.next_ttl() if self.lifetime is not None else None
         system, api_messages = apply_cache_breakpoints(
             self._system, api_messages, ttl=ttl, counter=self._breakpoints
@@ -190,7 +205,7 @@ class RequestBuilder:
             max_tokens=max_tokens,
             system=system,
             tools=tools,
-            thinking=self.thinking,
+            thinking=sent_thinking,
             temperature=self.temperature,
             metadata=self.metadata,
             cache_ttl=ttl,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .api_types import ApiContentBlock, ApiMessage
 from .normalize_context import (
     CONTINUE_TEXT,
@@ -11,6 +13,7 @@ from .normalize_context import (
 )
 from .passes_api import merge_same_roles
 from .thinking_mode import ThinkingType
+from .types import AssistantMessage, Message
 from .validate import final_turn_first_assistant, results_led_loop_first_assistant
 
 
@@ -112,3 +115,58 @@ def close_tool_turn_without_thinking(
 def _starts_with_thinking(message: ApiMessage) -> bool:
     content = message["content"]
     return bool(content) and content[0].get("type") in THINKING_TYPES
+
+
+def thinking_holds(history: Sequence[Message], api: Sequence[ApiMessage]) -> bool:
+    """Whether `api`, normalized from `history` with extended thinking, can be sent with it.
+
+    False when no valid thinking can open the unfinished tool loop at the end: normalization
+    had to close the loop (`close_tool_turn_without_thinking`), or an assistant message of
+    the loop lost the thinking its response carried (unsigned after an interrupted stream,
+    a thinking block left last by a split or a dropped duplicate). The API's error names
+    the final assistant message ("a final `assistant` message must start with a thinking
+    block (preceeding the lastmost set of `tool_use` and `tool_result` blocks)"), so such a
+    request is sent with thinking off instead, as that error advises ("To avoid this
+    requirement, disable `thinking`"). The loop is read the loosest way (a user message that
+    starts with tool_results continues it), so the whole loop keeps one thinking mode from
+    request to request, as the API asks ("a tool-use loop is one assistant turn").
+    """
+    if _closed(api):
+        return False
+    start = results_led_loop_first_assistant(api)
+    if start is None:
+        return True
+    if not _starts_with_thinking(api[start]):
+        return False
+    lost = _tool_ids_of_thinking_responses(history)
+    return all(
+        _starts_with_thinking(api[i]) or not (_tool_use_ids(api[i]) & lost)
+        for i in range(start + 2, len(api), 2)
+    )
+
+
+def _closed(api: Sequence[ApiMessage]) -> bool:
+    """Whether the array ends with the loop closure `close_tool_turn_without_thinking` adds."""
+    if len(api) < 2 or api[-2]["role"] != "assistant":
+        return False
+    content = api[-2]["content"]
+    return len(content) == 1 and content[0].get("text") == TOOL_LOOP_CLOSED_TEXT
+
+
+def _tool_ids_of_thinking_responses(history: Sequence[Message]) -> set[str]:
+    """The tool_use ids of every response that carried thinking (a response may be split
+    over several messages sharing `message_id`)."""
+    thinking: set[str] = set()
+    ids: dict[str, set[str]] = {}
+    for message in history:
+        if not isinstance(message, AssistantMessage):
+            continue
+        key = message.message_id or message.uuid
+        ids.setdefault(key, set()).update(b.id for b in message.content if b.type == "tool_use")
+        if any(b.type in THINKING_TYPES for b in message.content):
+            thinking.add(key)
+    return {tool_id for key in thinking for tool_id in ids[key]}
+
+
+def _tool_use_ids(message: ApiMessage) -> set[str]:
+    return {str(b.get("id")) for b in message["content"] if b.get("type") == "tool_use"}

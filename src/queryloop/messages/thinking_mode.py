@@ -44,3 +44,6 @@ class ThinkingType(StrEnum):
 
 ThinkingSpec: TypeAlias = "ThinkingType | Mapping[str, Any] | str | bool | None"
 """Anything `ThinkingType.of` accepts."""
+
+THINKING_OFF: Mapping[str, Any] = {"type": "disabled"}
+"""The `thinking` a request sends to turn thinking off (a model may think by default)."""
