@@ -174,3 +174,18 @@ async def test_documented_agent_fields_are_quiet_and_unknown_ones_are_told_once(
     assert "deployer.md" in about_agents[0]
     assert "allowed-tools" in about_agents[0] and "flavour" in about_agents[0]
     assert "color" not in " ".join(notices)
+
+
+async def test_a_plugins_agent_subfolder_joins_its_scoped_name(tmp_path: Path, home: Path) -> None:
+    plugin = tmp_path / "kit"
+    write(plugin / ".claude-plugin" / "plugin.json", '{"name": "kit"}')
+    write(plugin / "agents" / "review" / "security.md", BUILDER.replace("builder", "security"))
+    write(plugin / "agents" / "README.md", "# Agents of this plugin\n")  # documentation
+    with MessagesServer([turn(text("ok"))]) as server:
+        agent = make_agent(server, tmp_path, home, plugin_dirs=[plugin])
+        await agent.run("hi")
+        notices = agent.notices
+        await agent.aclose()
+    first = body_text(server.requests[0])
+    assert "- kit:review:security: Builds the project." in first.replace("\\n", "\n")
+    assert not [n for n in notices if "README" in n], notices
