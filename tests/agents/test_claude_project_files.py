@@ -111,8 +111,9 @@ def test_a_parent_folder_outside_the_repository_is_not_the_project(tmp_path: Pat
     assert "builder" not in {d.name for d in loaded.definitions}
 
 
-# An excerpt in the shape of public agent files (Claude Code's own plugin agents and many
-# projects write their descriptions so): an unquoted `: ` inside the description.
+# Written in the shape of public agent files that Claude Code loads and strict YAML refuses
+# (diet103/claude-code-infrastructure-showcase#20 and citypaul/.dotfiles#35 quoted theirs
+# after other tools choked on them): an unquoted `: ` inside the description.
 COLON_AGENT = """---
 name: test-runner
 description: Use this agent when: the user asks to run the tests, or says "check: all green"

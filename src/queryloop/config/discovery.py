@@ -26,8 +26,9 @@ namespace (`command_files`, read by `skills.loader`).
 
 This module only finds folders and files. Reading and parsing them stays with the packages
 that own the formats (`agents.definitions`, `skills.loader`, commands, plugins), which sit
-above this layer and call it. It imports nothing of queryloop: `agents.definitions` is
-imported at start-up.
+above this layer and call it. Of queryloop it imports only `find_git_root` (the one
+definition of "the repository around a folder", which memory uses too): `agents.definitions`
+is imported at start-up.
 """
 
 from __future__ import annotations
