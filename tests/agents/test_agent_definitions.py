@@ -34,7 +34,7 @@ def test_front_matter_fields_are_read_like_claude_codes() -> None:
     assert d.disallowed_tools == ("Bash",)
     assert (d.model, d.permission_mode, d.max_turns) == ("haiku", "plan", 8)
     assert d.prompt == "You are a careful reviewer.\n\nReport each problem with its file and line."
-    assert d.extra == {"color": "blue"}
+    assert d.extra == {}  # `color` is Claude Code's display colour: accepted, nothing to apply
     assert d.allows_tool("Grep") and not d.allows_tool("Bash") and not d.allows_tool("Write")
     assert d.allows_tool("Agent") and d.allows_tool("Task2", aliases=("Read",))
 
@@ -44,7 +44,7 @@ def test_front_matter_fields_are_read_like_claude_codes() -> None:
     [
         ("no front matter", "no YAML front matter"),
         ("---\nname: x\n---\nbody", "needs a description"),
-        ("---\nname: [x\n---\n", "invalid YAML"),
+        ("---\nname: x\n  : y\n---\n", "invalid YAML"),
         ("---\nname: x\ndescription: d\npermissionMode: yolo\n---\n", "not supported"),
         ("---\nname: x\ndescription: d\nmaxTurns: many\n---\n", "whole number"),
         ("---\nname: bad name\ndescription: d\n---\n", "not valid"),
@@ -91,7 +91,7 @@ def test_the_catalog_sees_files_added_and_removed_and_tells_a_notice_once(tmp_pa
     home = tmp_path / "home"
     told: list[str] = []
     (home / "agents").mkdir(parents=True)
-    (home / "agents" / "bad.md").write_text("broken")
+    (home / "agents" / "bad.md").write_text("---\nname: bad\n---\nno description")
     catalog = AgentCatalog(tmp_path, user_home=home, trusted=True, on_notice=told.append)
     assert list(catalog.current.listing) == ["general-purpose"]
     path = write(home / "agents", "late", "added later")

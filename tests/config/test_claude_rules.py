@@ -118,7 +118,9 @@ async def test_bad_front_matter_is_a_warning_naming_file_and_line(
     tmp_path: Path, home: Path
 ) -> None:
     project = tmp_path / "proj"
-    bad = write(project / ".claude" / "rules" / "bad.md", "---\nname: x\npaths: [oops\n---\nBAD\n")
+    bad = write(
+        project / ".claude" / "rules" / "bad.md", "---\nname: x\npaths: [oops\n  more\n---\nBAD\n"
+    )
     kind = write(project / ".claude" / "rules" / "kind.md", "---\n\npaths: 3\n---\nKIND\n")
     write(project / ".claude" / "rules" / "ok.md", "OK-RULE\n")
     told: list[str] = []

@@ -83,7 +83,7 @@ def test_commands_are_found_named_and_ordered(env: dict[str, Path]) -> None:
     write(proj / ".queryloop" / "commands" / "ship.md", "Ship it.")
     write(proj / ".queryloop" / "skills" / "ship" / "SKILL.md", "---\ndescription: s\n---\nskill")
     write(proj / ".claude" / "commands" / ".hidden" / "x.md", "ignored")
-    write(proj / ".claude" / "commands" / "bad.md", "---\nname: [x\n---\n")
+    write(proj / ".claude" / "commands" / "bad.md", "---\nname: x\n  : y\n---\n")
 
     untrusted = load_skills(proj, home, trusted=False, claude=claude)
     assert sorted(untrusted.skills) == ["frontend:component", "mine"]  # a stranger's: none

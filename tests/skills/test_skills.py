@@ -54,7 +54,7 @@ def test_parse_front_matter_and_defaults(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="lowercase"):
         parse_skill("---\nname: Bad_Name\ndescription: x\n---\n", tmp_path, SkillSource.USER)
     with pytest.raises(ValueError, match="YAML"):
-        parse_skill("---\nname: [unclosed\n---\nbody", tmp_path, SkillSource.USER)
+        parse_skill("---\nname: x\n  : y\n---\nbody", tmp_path, SkillSource.USER)
 
 
 def test_discovery_precedence_and_trust(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_discovery_precedence_and_trust(tmp_path: Path) -> None:
         cwd / ".queryloop/skills", "shared", "---\nname: shared\ndescription: theirs\n---\n"
     )
     write_skill(cwd / ".queryloop/skills", "release-notes", RELEASE_NOTES)
-    write_skill(cwd / ".queryloop/skills", "broken", "---\nname: [x\n---\n")
+    write_skill(cwd / ".queryloop/skills", "broken", "---\nname: x\n  : y\n---\n")
     untrusted = load_skills(cwd, home, trusted=False)
     assert list(untrusted.skills) == ["shared"]  # a stranger's project skills are not loaded
     trusted = load_skills(cwd, home, trusted=True)

@@ -57,6 +57,7 @@ from .assembly_model import (
     build_compactor,
     build_model,
     build_output_limits,
+    build_thinking,
     build_tool_use_summarizer,
 )
 from .assembly_tools import build_checkpoints, build_tool_context, build_tools
@@ -135,9 +136,11 @@ async def assemble(
     for notice in session_context.memory_notices():
         notices.add(notice)
     facts, current_facts = build_facts(session_context, model, resumed)
-    limits = build_output_limits(options, model.info)
+    thinking = build_thinking(options, workspace, build_output_limits(options, model.info))
+    if thinking.notice:
+        notices.add(thinking.notice)
     thread_options = build_thread_options(
-        options, model.name, tools, facts, limits,
+        options, model.name, tools, facts, thinking.limits, thinking=thinking.thinking,
         cache_ttl=build_cache_ttl(options, workspace),
         last_request_at=resumed.last_request_at if resumed is not None else None,
         nested_memory=workspace.sources.project,
@@ -348,10 +351,12 @@ def build_thread_options(
     last_request_at: float | None = None,
     nested_memory: bool = True,
     path_rules: tuple[PathRule, ...] = (),
+    thinking: Mapping[str, Any] | None = None,
 ) -> ThreadOptions:
     """The main thread's options (a subagent's: `agents.runner.child_options`): the
     environment and the user context are the session's facts (`build_facts`); its cache
-    lifetime (`build_cache_ttl`) measures gaps from `last_request_at` (a resumed session's)."""
+    lifetime (`build_cache_ttl`) measures gaps from `last_request_at` (a resumed session's);
+    `thinking` is `build_thinking`'s choice."""
     return ThreadOptions(
         model=model,
         instructions=options.model.system_prompt,
@@ -360,7 +365,7 @@ def build_thread_options(
         user_context=facts.user_context(),
         limits=limits,
         append=options.model.append_system_prompt,
-        thinking=options.model.thinking,
+        thinking=thinking,
         cache_ttl=cache_ttl,
         last_request_at=last_request_at,
         nested_memory=nested_memory,

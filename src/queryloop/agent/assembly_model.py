@@ -5,7 +5,7 @@ one-line tool-use summaries."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -71,6 +71,44 @@ def build_output_limits(options: AgentOptions, info: ModelInfo) -> OutputLimits:
     escalated to the model's maximum only when a reply is actually cut off."""
     normal = min(options.model.max_tokens or DEFAULT_OUTPUT_TOKENS, info.max_output_tokens)
     return OutputLimits(normal=normal, ceiling=max(normal, info.max_output_tokens))
+
+
+MAX_THINKING_VAR = "MAX_THINKING_TOKENS"
+MIN_THINKING_BUDGET = 1_024
+"""The Messages API's smallest `budget_tokens`."""
+
+
+@dataclass(frozen=True)
+class ThinkingChoice:
+    """Extended thinking for the session's requests, the output limits that hold its budget,
+    and what was wrong with the variable (a notice)."""
+
+    thinking: Mapping[str, Any] | None
+    limits: OutputLimits
+    notice: str = ""
+
+
+def build_thinking(
+    options: AgentOptions, workspace: Workspace, limits: OutputLimits
+) -> ThinkingChoice:
+    """Thinking: the option, else Claude Code's `MAX_THINKING_TOKENS` (the environment, or
+    the settings' `env`, which wins as it does in Claude Code): a budget turns thinking on
+    with that many tokens, 0 turns it off; else the model's default (None). The output limit
+    is raised to hold the budget and a reply (the API wants budget_tokens < max_tokens)."""
+    if options.model.thinking is not None:
+        return ThinkingChoice(options.model.thinking, limits)
+    raw = {**os.environ, **workspace.settings.env}.get(MAX_THINKING_VAR, "").strip()
+    if not raw:
+        return ThinkingChoice(None, limits)
+    if not raw.isdigit():
+        said = f"{MAX_THINKING_VAR}={raw!r} is not a number of tokens, so it was not used"
+        return ThinkingChoice(None, limits, said)
+    if int(raw) == 0:
+        return ThinkingChoice({"type": "disabled"}, limits)
+    budget = min(max(int(raw), MIN_THINKING_BUDGET), limits.ceiling - 1)
+    normal = max(limits.normal, min(budget + DEFAULT_OUTPUT_TOKENS, limits.ceiling))
+    enabled = {"type": "enabled", "budget_tokens": budget}
+    return ThinkingChoice(enabled, replace(limits, normal=normal))
 
 
 def build_cache_ttl(options: AgentOptions, workspace: Workspace) -> CacheTtlSetting:

@@ -14,13 +14,21 @@ An agent file is Markdown with YAML front matter; the body is the subagent's sys
     ---
     You are a careful reviewer. ...
 
-Files are read from `$QUERYLOOP_HOME/agents/*.md` and `~/.claude/agents/*.md` (user) and
-`.queryloop/agents/*.md` and `.claude/agents/*.md` (project; only in a trusted folder, like
-the project's other settings): `config.discovery` finds them, this module reads and parses
-them. Later sources win by name: built-in < user <
-project < agents passed in Python (`Agent(..., agents=[...])`).
-Front matter fields Claude Code has and queryloop does not use yet (skills, mcpServers, hooks,
-memory, effort, isolation, color, initialPrompt) are kept in `extra` and named in a notice.
+Files are read from `$QUERYLOOP_HOME/agents/` and `~/.claude/agents/` (user) and
+`.queryloop/agents/` and `.claude/agents/` (project: in every folder from the repository root
+down to the working folder, only in a trusted folder, like the project's other settings), in
+subfolders too, a file's name coming from its `name` field, never its folder (Claude Code's
+rule): `config.discovery` finds them, this module reads and parses them. A Markdown file
+without front matter is documentation kept beside the agents (a README), not an agent, as in
+Claude Code. Later sources win by name: built-in < user < project < agents passed in Python
+(`Agent(..., agents=[...])`).
+
+The front matter is read as Claude Code reads it (`config.front_matter`: a `key: value` line
+YAML refuses, such as a description with an unquoted `: ` in it, is read as that text).
+Claude Code's documented fields that change nothing of what the agent may do (`color`,
+`effort`, `omitClaudeMd`, `experimental`) are accepted quietly; those queryloop does not
+apply yet (skills, mcpServers, hooks, memory, isolation, initialPrompt) and fields Claude Code
+does not know either are kept in `extra` and named once in a notice.
 """
 
 from __future__ import annotations
@@ -33,15 +41,21 @@ from pathlib import Path
 from typing import Any
 
 from ..config.discovery import FileScope, FoundFile, SettingSources, agent_files
+from ..config.front_matter import FrontMatterError, split_front_matter
 from ..errors import ConfigError
 
 GENERAL_PURPOSE = "general-purpose"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
 _TOOL_SPEC = re.compile(r"^([A-Za-z0-9_-]+)(?:\(.*\))?$")
-UNUSED_FIELDS = frozenset(
-    {"skills", "mcpServers", "hooks", "memory", "effort", "isolation", "color", "initialPrompt"}
+USED_FIELDS = frozenset(
+    {"name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns"}
+    | {"background"}
 )
+QUIET_FIELDS = frozenset({"color", "effort", "omitClaudeMd", "experimental"})
+"""Claude Code's fields that change nothing of what the agent may do: accepted, no notice."""
+UNUSED_FIELDS = frozenset({"skills", "mcpServers", "hooks", "memory", "isolation", "initialPrompt"})
+"""Claude Code's fields queryloop does not apply yet (code.claude.com/docs/en/sub-agents,
+"Frontmatter reference"): kept in `extra` and named in a notice."""
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
 
@@ -123,22 +137,17 @@ def parse_agent_text(
     text: str, *, source: AgentSource, path: Path | None = None
 ) -> AgentDefinition:
     """An `AgentDefinition` from an agent file's text; raises ConfigError saying what is wrong."""
-    import yaml  # PyYAML: YAML 1.1 as Claude Code's files are written; imported when used
-
-    match = _FRONT_MATTER.match(text)
-    if match is None:
+    if not has_front_matter(text):
         raise ConfigError("no YAML front matter (the file must start with a line '---')")
     try:
-        data = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"invalid YAML front matter: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError("the front matter must be a mapping of fields")
+        data, body = split_front_matter(text)
+    except FrontMatterError as exc:
+        raise ConfigError(f"line {exc.line}: {exc}") from None
     name = data.get("name") or (path.stem if path is not None else "")
     return AgentDefinition(
         name=str(name),
         description=str(data.get("description") or ""),
-        prompt=text[match.end() :].strip(),
+        prompt=body.strip(),
         tools=_tool_list(data.get("tools"), "tools"),
         disallowed_tools=_tool_list(data.get("disallowedTools"), "disallowedTools") or (),
         model=_optional_str(data.get("model")),
@@ -147,8 +156,15 @@ def parse_agent_text(
         background=bool(data.get("background", False)),
         source=source,
         path=path,
-        extra={k: v for k, v in data.items() if k in UNUSED_FIELDS},
+        extra={k: v for k, v in data.items() if k not in USED_FIELDS | QUIET_FIELDS},
     )
+
+
+def has_front_matter(text: str) -> bool:
+    """Whether the text starts with a front matter line (`---`); without one, Claude Code
+    takes a Markdown file in an agents folder for documentation, not an agent."""
+    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    return first.rstrip() == "---"
 
 
 def _tool_list(value: Any, field_name: str) -> tuple[str, ...] | None:
@@ -212,13 +228,23 @@ def read_agent_file(found: FoundFile) -> tuple[AgentDefinition | None, list[str]
     path = found.path
     try:
         text = path.read_text(encoding="utf-8")
+        if not has_front_matter(text):
+            return None, []  # a README beside the agents
         definition = parse_agent_text(text, source=_SOURCES[found.scope], path=path)
     except (ConfigError, OSError, UnicodeDecodeError) as exc:
         return None, [f"agent file {path} skipped: {exc}"]
-    if not definition.extra:
-        return definition, []
-    unused = ", ".join(sorted(definition.extra))
-    return definition, [f"agent file {path}: fields not supported yet and ignored: {unused}"]
+    return definition, _field_notices(path, definition.extra)
+
+
+def _field_notices(path: Path, extra: Mapping[str, Any]) -> list[str]:
+    unused = sorted(k for k in extra if k in UNUSED_FIELDS)
+    unknown = sorted(k for k in extra if k not in UNUSED_FIELDS)
+    said = []
+    if unused:
+        said.append(f"Claude Code's {', '.join(unused)} not applied by queryloop yet")
+    if unknown:
+        said.append(f"unknown field(s) {', '.join(unknown)} ignored (Claude Code ignores them too)")
+    return [f"agent file {path}: " + "; ".join(said)] if said else []
 
 
 def load_agents(

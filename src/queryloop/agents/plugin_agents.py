@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ..config.discovery import FileScope, FoundFile
+from ..config.discovery import FileScope, FoundFile, markdown_files
 from ..config.plugins import Plugin
 from .definitions import AgentDefinition, read_agent_file
 
@@ -19,23 +19,30 @@ def plugin_agents(plugins: Sequence[Plugin]) -> tuple[list[AgentDefinition], lis
     found: list[AgentDefinition] = []
     notices: list[str] = []
     for plugin in plugins:
-        for file in _agent_files(plugin.agents):
+        for file, folders in _agent_files(plugin.agents):
             definition, problems = read_agent_file(FoundFile(file, FileScope.PLUGIN))
             notices.extend(problems)
             if definition is not None:
-                found.append(_namespaced(definition, plugin))
+                found.append(_namespaced(definition, plugin, folders))
     return found, notices
 
 
-def _agent_files(paths: Sequence[Path]) -> list[Path]:
-    files: list[Path] = []
+def _agent_files(paths: Sequence[Path]) -> list[tuple[Path, tuple[str, ...]]]:
+    """Each agent file and the subfolders between its agents folder and it."""
+    files: list[tuple[Path, tuple[str, ...]]] = []
     for path in paths:
-        files += [path] if path.is_file() else sorted(path.glob("*.md"))
+        if path.is_file():
+            files.append((path, ()))
+            continue
+        files += [(f, f.relative_to(path).parts[:-1]) for f in markdown_files(path)]
     return files
 
 
-def _namespaced(definition: AgentDefinition, plugin: Plugin) -> AgentDefinition:
+def _namespaced(
+    definition: AgentDefinition, plugin: Plugin, folders: tuple[str, ...]
+) -> AgentDefinition:
     prompt = definition.prompt
     for name, value in plugin.variables.items():
         prompt = prompt.replace("${" + name + "}", value)
-    return replace(definition, name=f"{plugin.name}:{definition.name}", prompt=prompt)
+    name = ":".join((plugin.name, *folders, definition.name))
+    return replace(definition, name=name, prompt=prompt)

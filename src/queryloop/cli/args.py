@@ -141,8 +141,18 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument("-r", "--resume", metavar="ID", help="resume a session by id or id prefix")
     p.add_argument("--permission-mode", choices=PERMISSION_MODES)
+    p.add_argument(
+        "--dangerously-skip-permissions", action="store_true",
+        help="Claude Code's spelling of --permission-mode bypassPermissions",
+    )  # fmt: skip
     p.add_argument("--allowed-tools", action="append", default=[], metavar="RULES")
     p.add_argument("--disallowed-tools", action="append", default=[], metavar="RULES")
+    for claude, ours in (
+        ("--allowedTools", "allowed_tools"),
+        ("--disallowedTools", "disallowed_tools"),
+    ):
+        # Claude Code's spelling takes several values (`--allowedTools "Bash(git log:*)" Read`)
+        p.add_argument(claude, dest=ours, nargs="+", action="extend", metavar="RULES")
     p.add_argument("--mcp-config", type=Path, metavar="FILE", help="MCP servers (JSON)")
     p.add_argument(
         "--plugin-dir", dest="plugin_dirs", action="append", default=[], type=Path,
@@ -210,6 +220,14 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         raise UsageError("use either --continue or --resume, not both")
     if ns.output_format != "text" and not print_mode:
         raise UsageError("--output-format needs print mode: add -p")
+    if ns.dangerously_skip_permissions and ns.permission_mode not in (None, "bypassPermissions"):
+        raise UsageError(
+            f"--dangerously-skip-permissions is --permission-mode bypassPermissions; "
+            f"it cannot be used with --permission-mode {ns.permission_mode}"
+        )
+    mode = ns.permission_mode
+    if ns.dangerously_skip_permissions:
+        mode = "bypassPermissions"
     return CliOptions(
         prompt=prompt or None,
         print_mode=print_mode,
@@ -220,7 +238,7 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         max_turns=ns.max_turns,
         continue_latest=ns.continue_latest,
         resume=ns.resume,
-        permission_mode=ns.permission_mode,
+        permission_mode=mode,
         allowed_tools=_split_rules(ns.allowed_tools),
         disallowed_tools=_split_rules(ns.disallowed_tools),
         mcp_config=ns.mcp_config,

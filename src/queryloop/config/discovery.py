@@ -5,7 +5,7 @@ queryloop reads two layouts side by side (docs/settings.md, "Two layouts"):
 | scope   | queryloop                      | Claude Code                                  |
 |---------|--------------------------------|----------------------------------------------|
 | user    | `$QUERYLOOP_HOME` (`~/.queryloop`) | `$CLAUDE_CONFIG_DIR` (`~/.claude`)       |
-| project | `<cwd>/.queryloop/`            | `<cwd>/.claude/`                             |
+| project | `<dir>/.queryloop/`            | `<dir>/.claude/`                             |
 | managed | `/etc/queryloop/`              | `/etc/claude-code/`                          |
 
 Each holds the same kinds of folders (`agents/`, `skills/`, `commands/`). A project's folders
@@ -13,13 +13,22 @@ are instructions from whoever wrote the repository, so they count only in a trus
 (`config.trust`), in both layouts alike. At one scope, queryloop's folder is the more specific
 of the two: where both define the same name, queryloop's wins.
 
+The project's folders are those of every `<dir>` from the repository root (the git root) down
+to `cwd` (`project_folders`), as Claude Code finds project subagents ("discovered by walking
+up from the current working directory, so every `.claude/agents/` between there and the
+repository root is scanned", code.claude.com/docs/en/sub-agents) and skills and commands
+(anthropics/claude-code#10443); where two define one name, the one closest to `cwd` wins
+(Claude Code 2.1.178). Outside a repository only `cwd` is the project. Settings files are
+read at `cwd` only, as Claude Code reads them (anthropics/claude-code#86187).
+
 Commands are Markdown files under a `commands/` folder of any of these, subfolders naming a
 namespace (`command_files`, read by `skills.loader`).
 
 This module only finds folders and files. Reading and parsing them stays with the packages
 that own the formats (`agents.definitions`, `skills.loader`, commands, plugins), which sit
-above this layer and call it. It imports nothing of queryloop: `agents.definitions` is
-imported at start-up.
+above this layer and call it. Of queryloop it imports only `find_git_root` (the one
+definition of "the repository around a folder", which memory uses too): `agents.definitions`
+is imported at start-up.
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, TypeVar
+
+from ..context.system_prompt import find_git_root
 
 PROJECT_DIR = ".queryloop"
 """The project's own folder of queryloop files (settings, agents, skills) inside `cwd`."""
@@ -120,6 +131,8 @@ class ConfigFolder:
     path: Path
     scope: FileScope
     layout: Layout
+    depth: int = 0
+    """A project folder's distance from `cwd` (0: `cwd`'s own; the closer one wins)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,15 +181,21 @@ def config_folders(
     cwd: Path, kind: str, *, user_home: Path, trusted: bool, claude_dir: Path | None = None
 ) -> FolderSet:
     """The `kind` folders (`agents`, `skills`, `commands`, …) that exist, lowest precedence
-    first: Claude Code's user folder, queryloop's, then (when `trusted`) Claude Code's
-    project folder, queryloop's. `user_home` is `$QUERYLOOP_HOME`; `claude_dir` is Claude Code's
-    user folder (default `claude_home()`)."""
-    candidates = [
+    first: Claude Code's user folder, queryloop's, then (when `trusted`) each project folder's
+    (`project_folders`, the outermost first), Claude Code's before queryloop's. `user_home` is
+    `$QUERYLOOP_HOME`; `claude_dir` is Claude Code's user folder (default `claude_home()`)."""
+    user = [
         ConfigFolder((claude_dir or claude_home()) / kind, FileScope.USER, Layout.CLAUDE),
         ConfigFolder(user_home / kind, FileScope.USER, Layout.QUERYLOOP),
-        ConfigFolder(cwd / CLAUDE_DIR / kind, FileScope.PROJECT, Layout.CLAUDE),
-        ConfigFolder(cwd / PROJECT_DIR / kind, FileScope.PROJECT, Layout.QUERYLOOP),
     ]
+    folders = project_folders(cwd)
+    project = [
+        ConfigFolder(folder / name / kind, FileScope.PROJECT, layout, len(folders) - 1 - i)
+        for i, folder in enumerate(folders)
+        for name, layout in ((CLAUDE_DIR, Layout.CLAUDE), (PROJECT_DIR, Layout.QUERYLOOP))
+    ]
+    mine = {f.path for f in user}  # a home folder inside a repository is still the user's
+    candidates = [*user, *(f for f in project if f.path not in mine)]
     found = [f for f in candidates if f.path.is_dir()]
     if trusted:
         return FolderSet(tuple(found))
@@ -186,13 +205,25 @@ def config_folders(
     )
 
 
+def project_folders(cwd: Path) -> list[Path]:
+    """The folders whose `.claude/` and `.queryloop/` are the project's, outermost first:
+    each from the repository root (the git root) down to `cwd`; outside a repository, `cwd`."""
+    root = find_git_root(cwd)
+    if root is None:
+        return [cwd]
+    parts = cwd.resolve().relative_to(root).parts
+    return [*(root.joinpath(*parts[:i]) for i in range(len(parts))), cwd]
+
+
 def agent_files(
     cwd: Path, *, user_home: Path, trusted: bool, claude_dir: Path | None = None
 ) -> FoundFiles:
-    """The agent files (`*.md`) of every agents folder, lowest precedence first (each folder
-    sorted by name): a project's agent wins over the user's of the same name, as in Claude
-    Code (code.claude.com/docs/en/sub-agents), and queryloop's over Claude Code's at one scope.
-    An untrusted project's files are not listed; a notice names them.
+    """The agent files (`*.md`, in subfolders too) of every agents folder, lowest precedence
+    first (each folder sorted by path): a project's agent wins over the user's of the same
+    name, as in Claude Code (code.claude.com/docs/en/sub-agents: "scans `.claude/agents/` and
+    `~/.claude/agents/` recursively"), the one closest to `cwd` among the project's, and
+    queryloop's over Claude Code's at one scope. An untrusted project's files are not listed;
+    a notice names them.
     """
     folders = config_folders(
         cwd, AGENTS_DIR, user_home=user_home, trusted=trusted, claude_dir=claude_dir
@@ -200,9 +231,9 @@ def agent_files(
     found = [
         FoundFile(path, folder.scope, folder.layout)
         for folder in folders.folders
-        for path in _markdown_files(folder.path)
+        for path in markdown_files(folder.path)
     ]
-    names = [p.name for f in folders.untrusted for p in _markdown_files(f.path)]
+    names = [p.name for f in folders.untrusted for p in markdown_files(f.path)]
     notice = folders.untrusted_notice(cwd, "agent files", names)
     return FoundFiles(tuple(found), (notice,) if notice else ())
 
@@ -228,13 +259,21 @@ def skill_files(
 
 
 def _precedence_order(folders: Iterable[ConfigFolder]) -> list[ConfigFolder]:
-    """User before project; within a scope queryloop's folder first (first wins)."""
+    """User before project, the project's closest to `cwd` first; at one folder queryloop's
+    first (first wins)."""
     rank = {FileScope.USER: 0, FileScope.PROJECT: 1}
-    return sorted(folders, key=lambda f: (rank[f.scope], f.layout is Layout.CLAUDE))
+    return sorted(folders, key=lambda f: (rank[f.scope], f.depth, f.layout is Layout.CLAUDE))
 
 
-def _markdown_files(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.md")) if folder.is_dir() else []
+def markdown_files(folder: Path) -> list[Path]:
+    """The `.md` files under `folder`, subfolders too (hidden ones skipped), sorted by path."""
+    if not folder.is_dir():
+        return []
+    return [
+        path
+        for path in sorted(folder.rglob("*.md"))
+        if path.is_file() and not any(p.startswith(".") for p in path.relative_to(folder).parts)
+    ]
 
 
 def _skill_files(folder: Path) -> Iterable[Path]:
@@ -244,7 +283,6 @@ def _skill_files(folder: Path) -> Iterable[Path]:
 
 
 COMMANDS_DIR = "commands"
-COMMAND_SUFFIX = ".md"
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,11 +329,8 @@ def commands_in(folder: Path, scope: FileScope, namespace: str = "") -> list[Fou
     if not folder.is_dir():
         return []
     found = []
-    for path in sorted(folder.rglob(f"*{COMMAND_SUFFIX}")):
-        relative = path.relative_to(folder)
-        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
-            continue
-        name = ":".join((*relative.parts[:-1], path.stem))
+    for path in markdown_files(folder):
+        name = ":".join((*path.relative_to(folder).parts[:-1], path.stem))
         found.append(FoundCommand(path, scope, _qualified(namespace, name)))
     return found
 

@@ -4,6 +4,14 @@ A file may start with a `---` line, YAML, and another `---` line; the rest is th
 model sees. PyYAML reads the YAML (YAML 1.1, as Claude Code's files are written), so
 quoting, lists and comments follow the spec rather than a hand-written reader. A parse error
 carries the line of the file it is on, so a warning can name `file:line`.
+
+Claude Code reads front matter more leniently than YAML: when the YAML does not parse, it
+quotes the values that broke it and tries again (its 2.1.69 changelog: "Fixed skill
+descriptions with colons (e.g., "Triggers include: X, Y, Z") failing to load";
+anthropics/claude-code#16916 for agent files). So does queryloop, line by line: a top-level
+`key: value` line that YAML refuses on its own (`description: Use this agent when: the user
+asks`, `argument-hint: [a] [b]`, `paths: **/*.ts`) is read with the rest of the line as its
+text value; every other line keeps its YAML meaning. What still does not parse is an error.
 """
 
 from __future__ import annotations
@@ -12,7 +20,8 @@ import json
 import re
 from typing import Any
 
-_HINT_LINE = re.compile(r"^(argument-hint:[ \t]*)(\[.*?)[ \t]*$", re.M)
+_KEY_LINE = re.compile(r"^(?P<key>[A-Za-z0-9_-]+):[ \t]+(?P<value>\S.*?)[ \t]*$")
+"""A top-level `key: value` line (not indented, not a list item, a value on the line)."""
 _STAR_VALUE = re.compile(r"^([ \t]*(?:-[ \t]+|[A-Za-z0-9_-]+:[ \t]+))(\*[^\n]*?)[ \t]*$", re.M)
 """A value or list item that starts with `*` (`paths: **/*.ts`, `- *.md`): YAML reads an
 alias there and fails; what the writer meant is a glob."""
@@ -82,17 +91,36 @@ def key_line(text: str, key: str) -> int:
 
 
 def _safe_load(text: str) -> Any:
-    """YAML, and two leniencies Claude Code's users rely on, tried only when the YAML does not
-    parse: `argument-hint: [a] [b]` (its own command docs write it so) is read as the text it
-    shows, and an unquoted glob that starts with `*` (`paths: **/*.ts`, which Claude Code
-    loads: anthropics/claude-code#17204) as that glob."""
+    """YAML, and Claude Code's leniency, tried only when the YAML does not parse: each
+    top-level `key: value` line YAML refuses on its own is read with the rest of the line as
+    its text (a description with `: ` in it; `argument-hint: [a] [b]`, as Claude Code's own
+    command docs write it), and a list item that starts with `*` (`- *.md`) as that glob
+    (Claude Code loads it: anthropics/claude-code#17204). Still no YAML: the first error."""
     import yaml
 
     try:
         return yaml.safe_load(text)
-    except yaml.YAMLError:
-        quoted = _HINT_LINE.sub(lambda m: m.group(1) + json.dumps(m.group(2)), text)
+    except yaml.YAMLError as first:
+        quoted = "\n".join(_as_text_if_refused(line) for line in text.split("\n"))
         quoted = _STAR_VALUE.sub(lambda m: m.group(1) + json.dumps(m.group(2)), quoted)
         if quoted == text:
             raise
-        return yaml.safe_load(quoted)
+        try:
+            return yaml.safe_load(quoted)
+        except yaml.YAMLError:
+            raise first from None
+
+
+def _as_text_if_refused(line: str) -> str:
+    """`line` as it is, or, when it is a `key: value` line YAML refuses on its own, with
+    its value quoted (so it reads as the text written)."""
+    import yaml
+
+    match = _KEY_LINE.match(line)
+    if match is None:
+        return line
+    try:
+        yaml.safe_load(line)
+    except yaml.YAMLError:
+        return f"{match['key']}: {json.dumps(match['value'], ensure_ascii=False)}"
+    return line

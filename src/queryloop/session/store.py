@@ -129,7 +129,8 @@ def find_session(
                 ids,
             )
     raise SessionNotFoundError(
-        f"no session {needle!r} under {root}; run `queryloop sessions` to list this project's"
+        f"no session {needle!r} under {root}; "
+        "run `queryloop sessions` to list this project's sessions"
     )
 
 

@@ -15,11 +15,14 @@ scripts, templates) are read only when the instructions call for them:
 
 Format: https://agentskills.io/specification (`name`: lowercase letters, digits and hyphens,
 at most 64 characters; `description`: at most 1024 characters), as Claude Code reads it
-(https://code.claude.com/docs/en/skills: `name` defaults to the folder name, `description`
-to the first paragraph of the body; personal skills win over project skills of the same
-name). Folders: `$QUERYLOOP_HOME/skills/` and `~/.claude/skills/` (the user's) and
-`<cwd>/.queryloop/skills/` and `<cwd>/.claude/skills/` (the project's, only in a trusted
-workspace: a cloned repository's skills are instructions from a stranger); at one scope
+(https://code.claude.com/docs/en/skills: `name` is a display name that defaults to the folder
+name, `description` to the first paragraph of the body; personal skills win over project
+skills of the same name). A `name` that is not a valid skill name (`Writing Hookify Rules`)
+is only a display name: the folder names the skill, as Claude Code names it. Folders:
+`$QUERYLOOP_HOME/skills/` and `~/.claude/skills/` (the user's) and `.queryloop/skills/` and
+`.claude/skills/` of every folder from the repository root down to `cwd` (the project's, the
+closest winning, only in a trusted workspace: a cloned repository's skills are instructions
+from a stranger); at one scope
 queryloop's folder wins over Claude Code's. `config.discovery` finds the files; this module
 reads and parses them.
 
@@ -226,16 +229,26 @@ def parse_skill(
     """A `Skill` from the text of its SKILL.md; ValueError says what is wrong. `namespace`
     (a plugin's name) prefixes its name, `variables` are its plugin's placeholders."""
     meta, body = split_front_matter(text)
-    name = str(meta.get("name") or folder.name).strip()
-    if len(name) > MAX_NAME or not _NAME.match(name):
-        raise ValueError(
-            f"name {name!r} must be 1-{MAX_NAME} lowercase letters, digits and single hyphens"
-        )
+    name = _skill_name(str(meta.get("name") or "").strip(), folder.name)
     description = _description(meta, body)
     options = parse_options(meta, variables)
     name = f"{namespace}:{name}" if namespace else name
     return Skill(
         name, description, folder, source, meta, options=options, variables=variables or {}
+    )
+
+
+def _skill_name(declared: str, folder: str) -> str:
+    """The name a skill is invoked by: its `name` when that is a valid skill name, else its
+    folder's. Claude Code calls `name` a display name and uses "the directory name" without
+    one; its hookify plugin's `name: Writing Hookify Rules` skill is `/hookify:writing-rules`.
+    ValueError when neither is a valid name."""
+    for name in (declared, folder):
+        if name and len(name) <= MAX_NAME and _NAME.match(name):
+            return name
+    raise ValueError(
+        f"name {declared or folder!r} must be 1-{MAX_NAME} lowercase letters, digits and single "
+        f"hyphens (a `name:` that is not is only a display name; then the folder's name is used)"
     )
 
 

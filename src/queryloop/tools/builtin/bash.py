@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,11 @@ from .background import sandbox_writable, start_in_background
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
+DEFAULT_TIMEOUT_VAR = "BASH_DEFAULT_TIMEOUT_MS"
+MAX_TIMEOUT_VAR = "BASH_MAX_TIMEOUT_MS"
+"""Claude Code's variables for the two (code.claude.com/docs/en/env-vars: "Default timeout
+for long-running bash commands", "Maximum timeout the model can set for long-running bash
+commands"), read from the environment and the settings' `env`."""
 MAX_OUTPUT_CHARS = 30_000
 
 READ_ONLY_COMMANDS = frozenset({"ls", "cat", "grep", "rg", "find", "head", "tail", "wc", "pwd"})
@@ -42,8 +48,9 @@ DESCRIPTION = f"""Executes a bash command and returns its output (stdout, then s
 - The working directory persists between calls: `cd` changes it for later commands, but it
   cannot leave the session's working directories (it is reset if it does).
 - Quote paths that contain spaces. Prefer absolute paths over `cd` when you can.
-- timeout is in milliseconds: default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}. A command
-  that runs longer is killed with all its child processes.
+- timeout is in milliseconds: default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS} (unless
+  the user set other limits). A command that runs longer is killed with all its child
+  processes.
 - Output longer than {MAX_OUTPUT_CHARS} characters is cut to its start and end.
 - A non-zero exit code is reported as an error together with the output.
 - Commands run non-interactively (stdin is empty): never use commands that wait for input.
@@ -62,7 +69,6 @@ class BashInput(StrictInput):
     timeout: int | None = Field(
         default=None,
         ge=1,
-        le=MAX_TIMEOUT_MS,
         description=f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})",
     )
     description: str | None = Field(
@@ -121,13 +127,20 @@ class BashTool(BaseTool[BashInput]):
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         if not input.command.strip():
             return "InputValidationError: Bash failed: `command` is empty"
+        longest = TimeoutLimits.of({**os.environ, **ctx.env}).max_ms
+        if input.timeout is not None and input.timeout > longest:
+            return (
+                f"InputValidationError: Bash failed: `timeout` must be at most {longest} ms "
+                f"(the user's {MAX_TIMEOUT_VAR} or the default)"
+            )
         return None
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
-        timeout_ms = input.timeout or DEFAULT_TIMEOUT_MS
         env = {**os.environ, **ctx.env, "GIT_PAGER": "cat", "PAGER": "cat"}
+        limits = TimeoutLimits.of(env)
+        timeout_ms = input.timeout or limits.default_ms  # at most the maximum: validate_input
         env.update(trace_context_env())  # the call's span, when the session traces
-        note = ""
+        note = limits.problem
         if not ctx.cwd.is_dir() and ctx.original_cwd is not None:
             note = f"The working directory {ctx.cwd} no longer exists; using {ctx.original_cwd}"
             ctx.cwd = ctx.original_cwd
@@ -147,6 +160,38 @@ class BashTool(BaseTool[BashInput]):
             raise ToolError(str(exc)) from exc
         notes = [n for n in (note, _follow_cwd(ctx, outcome.final_cwd, started_in)) if n]
         yield _result(input.command, outcome, timeout_ms, "\n".join(notes))
+
+
+@dataclass(frozen=True)
+class TimeoutLimits:
+    """A command's default and longest timeout, and what was wrong with the variables."""
+
+    default_ms: int = DEFAULT_TIMEOUT_MS
+    max_ms: int = MAX_TIMEOUT_MS
+    problem: str = ""
+
+    @classmethod
+    def of(cls, env: Mapping[str, str]) -> TimeoutLimits:
+        """From `BASH_DEFAULT_TIMEOUT_MS` and `BASH_MAX_TIMEOUT_MS` in `env`; a value that is
+        not a positive number of milliseconds is not used, and `problem` says so. The default
+        never exceeds the maximum."""
+        values: dict[str, int] = {}
+        problems: list[str] = []
+        for name, fallback in (
+            (DEFAULT_TIMEOUT_VAR, DEFAULT_TIMEOUT_MS),
+            (MAX_TIMEOUT_VAR, MAX_TIMEOUT_MS),
+        ):
+            raw = env.get(name, "").strip()
+            values[name] = fallback
+            if raw:
+                if raw.isdigit() and int(raw) > 0:
+                    values[name] = int(raw)
+                else:
+                    problems.append(
+                        f"{name}={raw!r} is not a number of milliseconds; using {fallback}"
+                    )
+        longest = values[MAX_TIMEOUT_VAR]
+        return cls(min(values[DEFAULT_TIMEOUT_VAR], longest), longest, "; ".join(problems))
 
 
 def _follow_cwd(ctx: ToolContext, final_cwd: str | None, started_in: Path) -> str:
