@@ -5,8 +5,8 @@ returned a deferral (`messages.deferral`): the call's tool_use stays unanswered 
 is sent. The next run of the session, in this process or another, first resolves every
 pending call, in the order they were deferred, through `resolve_deferred`:
 
-- a decision given now (`Agent.resume(..., decisions=...)`, `run(decisions=...)`) is
-  recorded (`decided`) before it is acted on, so a kill after it keeps the answer;
+- the decisions given now (`Agent.resume(..., decisions=...)`, `run(decisions=...)`) are
+  recorded (`decided`) before any call is acted on, so a kill after them keeps the answers;
 - allow: the call runs exactly once. Its input is validated again, the PreToolUse hooks are
   not asked again (the approval answers them, standing where a hook's `allow` stands: deny
   rules, ask rules, protected paths and fail-closed doubts still hold), and a `started`
@@ -36,7 +36,7 @@ from ..messages.deferral import PendingCall, decided_message, pending_calls, ver
 from ..messages.types import AssistantMessage, Message
 from ..permissions.checker import PermissionAllow, PermissionDeny
 from ..tools.base import DenialSource
-from ..tools.execution import CallOutcome, run_tool_call
+from ..tools.execution import run_tool_call
 from .deps import QueryParams
 from .events import LoopEvent, MessageEvent, TerminalEvent
 from .reasons import Terminal
@@ -89,10 +89,13 @@ async def resolve_deferred(
     again. Raises before acting when a record or a decision does not fit."""
     check_decisions(messages, decisions)
     array = list(messages)
+    for decided in _recorded(pending_calls(array), decisions):
+        array.append(decided)
+        yield MessageEvent(decided)  # every decision durable before any call is acted on
     uses = {b.id: b for m in array if isinstance(m, AssistantMessage) for b in _uses(m)}
     again: list[PendingCall] = []
     for call in pending_calls(array):
-        async for message in _resolve(params, call, uses[call.tool_use_id], decisions):
+        async for message in _act(params, call, uses[call.tool_use_id]):
             array.append(message)
             yield MessageEvent(message)
         if call.tool_use_id in {c.tool_use_id for c in pending_calls(array)}:
@@ -102,34 +105,35 @@ async def resolve_deferred(
         yield TerminalEvent(Terminal.DEFERRED, turn=0, detail=detail, messages=tuple(array))
 
 
-async def _resolve(
-    params: QueryParams,
-    call: PendingCall,
-    block: ToolUseBlock,
-    decisions: Mapping[str, Decision],
+def _recorded(pending: Sequence[PendingCall], decisions: Mapping[str, Decision]) -> list[Message]:
+    """The `decided` record of each decision given now, in the order the calls wait."""
+    records: list[Message] = []
+    for call in pending:
+        given = decisions.get(call.tool_use_id)
+        if isinstance(given, PermissionAllow):
+            records.append(decided_message(call.tool_use_id, "allow", "", given.updated_input))
+        elif isinstance(given, PermissionDeny):
+            records.append(decided_message(call.tool_use_id, "deny", given.message))
+    return records
+
+
+async def _act(
+    params: QueryParams, call: PendingCall, block: ToolUseBlock
 ) -> AsyncIterator[Message]:
-    given = decisions.get(call.tool_use_id)
-    behavior, message, updated = call.decision, call.decision_message, call.updated_input
-    if given is not None:
-        behavior = "allow" if isinstance(given, PermissionAllow) else "deny"
-        message = given.message if isinstance(given, PermissionDeny) else ""
-        updated = given.updated_input if isinstance(given, PermissionAllow) else None
-        yield decided_message(call.tool_use_id, behavior, message, updated)
-    if behavior == "deny":
-        for denial in _denied(block, message):
+    """Deny, run as approved, or (no decision) run through the normal path again."""
+    if call.decision == "deny":
+        for denial in _denied(block, call.decision_message):
             yield denial
         return
-    if updated is not None:
-        block = replace(block, input=dict(updated))
-    outcome = CallOutcome()
+    if call.updated_input is not None:
+        block = replace(block, input=dict(call.updated_input))
     async for result in run_tool_call(
         block,
         params.tools,
         params.tool_context,
         permission=params.permission,
         hooks=params.tool_hooks,
-        outcome=outcome,
-        approved=behavior == "allow",
+        approved=call.decision == "allow",
     ):
         yield result
 
