@@ -188,9 +188,10 @@ async def test_can_use_tool_defers_and_a_later_approval_runs_the_call(
         first = await agent.run("deploy it")
         await agent.aclose()
         [pending] = first.deferred
+        changed = PermissionAllow(updated_input={"command": "echo approved >> deploy.log"})
         later = Agent.resume(
             first.session_id, MODEL, base_url=server.base_url, retry=NO_RETRY, cwd=tmp_path,
-            decisions={pending.tool_use_id: PermissionAllow()}, can_use_tool=defer,
+            decisions={pending.tool_use_id: changed}, can_use_tool=defer,
         )  # fmt: skip
         result = await later.run()
         await later.aclose()
@@ -199,7 +200,26 @@ async def test_can_use_tool_defers_and_a_later_approval_runs_the_call(
     assert pending.deferred_by.reason == "the on-call engineer decides"
     assert asked == ["toolu_deploy"]  # the approval answered it: not asked again
     assert result.terminal is Terminal.COMPLETED, result.detail
-    assert lines(tmp_path / "deploy.log") == 1
+    assert (tmp_path / "deploy.log").read_text() == "approved\n"  # the approval's input ran
+
+
+async def test_defer_wins_over_ask_and_allow_from_other_hooks(tmp_path: Path, home: Path) -> None:
+    def ask(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask"}}
+
+    def allow(payload: dict[str, Any]) -> dict[str, Any]:
+        decision = {"hookEventName": "PreToolUse", "permissionDecision": "allow"}
+        return {"hookSpecificOutput": decision}
+
+    one_call = [turn(tool_use("Bash", DEPLOY, id="toolu_deploy")), turn(text("Done."))]
+    with MessagesServer(one_call) as server:
+        hooks = {"PreToolUse": [allow, ask, defer_deploys]}
+        agent = agent_on(server, tmp_path, permission_mode="bypassPermissions", hooks=hooks)
+        result = await agent.run("deploy it")
+        await agent.aclose()
+    assert result.terminal is Terminal.DEFERRED  # deny > defer > ask > allow (Claude Code's)
+    assert "defer_deploys" in result.deferred[0].deferred_by.name
+    assert lines(tmp_path / "deploy.log") == 0
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ from ..loop.events import (
 from ..loop.query import compaction_event, query
 from ..loop.reasons import Terminal
 from ..messages.constructors import answer_unanswered, result_ids, tool_uses_of
-from ..messages.deferral import can_continue, pending_calls
+from ..messages.deferral import can_continue
 from ..messages.interruption import Interruption
 from ..messages.types import AssistantMessage, Message
 from ..messages.usage import Usage
@@ -545,9 +545,7 @@ class Agent:
         the model's stream `aborted_streaming`, while its tool calls ran `aborted_tools`."""
         messages = self.session.messages
         uses = (b for m in messages if isinstance(m, AssistantMessage) for b in tool_uses_of(m))
-        waiting = {c.tool_use_id for c in pending_calls(messages)}  # deferred: not cancelled
-        answered = result_ids(messages) | waiting
-        answers = answer_unanswered(uses, answered, Interruption.CANCELLED)
+        answers = answer_unanswered(uses, result_ids(messages), Interruption.CANCELLED)
         for answer in answers:
             self.session.append(answer)
         tools_ran = bool(answers) and not streaming

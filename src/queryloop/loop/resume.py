@@ -31,7 +31,6 @@ from dataclasses import dataclass, replace
 
 from ..messages.blocks import ToolResultBlock, ToolUseBlock
 from ..messages.constructors import tool_result_message
-from ..messages.deferral import pending_calls
 from ..messages.interruption import MAY_HAVE_RUN, Interruption
 from ..messages.types import (
     AssistantMessage,
@@ -86,13 +85,7 @@ async def resume_interrupted_calls(
     response = _last_response(array)
     if not response:
         return ResumedCalls(array)
-    waiting = {c.tool_use_id for c in pending_calls(array)}  # deferred: a decision answers
-    uses = [
-        b
-        for m in response
-        for b in m.content
-        if isinstance(b, ToolUseBlock) and b.id not in waiting
-    ]
+    uses = [b for m in response for b in m.content if isinstance(b, ToolUseBlock)]
     results = _results(array)
     interrupted = [u for u in uses if _to_redo(u, results, tools)]
     if not interrupted:

@@ -179,16 +179,6 @@ def can_continue(messages: Sequence[Message]) -> bool:
     )
 
 
-def started_unanswered(messages: Sequence[Message]) -> set[str]:
-    """Ids of approved deferred calls that started and have no result (killed while running)."""
-    started = {
-        str(d.get("tool_use_id", ""))
-        for d in deferral_records(messages)
-        if d.get("event") == DeferralEvent.STARTED
-    }
-    return started - result_ids(messages)
-
-
 def verify(pending: Iterable[PendingCall], messages: Sequence[Message]) -> None:
     """Raise `DeferralMismatchError` unless each pending record matches its tool_use: the
     same id, tool name and input, and the input's recorded digest."""
