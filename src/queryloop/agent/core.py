@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..report.costs import CostBreakdown
     from ..skills import Skill
     from ..tools.mcp import McpServerStatus
-from ..errors import QueryloopError
+from ..errors import ConfigError, QueryloopError
 from ..loop.deferred import Decision, check_decisions, resolve_deferred
 from ..loop.events import (
     CompactionEvent,
@@ -264,7 +264,7 @@ class Agent:
         decided = {**self._decisions, **(decisions or {})}
         check_decisions(self.session.messages, decided)
         if prompt is None and not can_continue(self.session.messages):
-            raise QueryloopError(
+            raise ConfigError(
                 "nothing to continue: no tool call awaits a decision and the model has "
                 "answered; give a prompt"
             )

@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TypeAlias
 
-from ..errors import QueryloopError
+from ..errors import ConfigError
 from ..messages.blocks import ToolUseBlock
 from ..messages.constructors import permission_denied_message, tool_result_message
 from ..messages.deferral import PendingCall, decided_message, pending_calls, verify
@@ -46,7 +46,7 @@ Decision: TypeAlias = PermissionAllow | PermissionDeny
 input), `PermissionDeny(message)` refuses it with `message` for the model."""
 
 
-class UnknownDeferralError(QueryloopError):
+class UnknownDeferralError(ConfigError):
     """A decision names a tool_use id that no deferred call of the session has."""
 
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Literal
 
-from ..errors import QueryloopError
+from ..errors import ConfigError
 from .blocks import ToolResultBlock, ToolUseBlock
 from .constructors import result_ids, system_message
 from .types import AssistantMessage, Message, SystemMessage, SystemSubtype, UserMessage
@@ -72,12 +72,13 @@ class PendingCall:
     decision_message: str = ""
     started: bool = False
     """The approved call began to run (its result, if any, tells whether it finished)."""
-    updated_input: Mapping[str, Any] | None = field(default=None, compare=False)
+    updated_input: Mapping[str, Any] | None = None
     """An approval's replacement input, when it gave one."""
 
 
-class DeferralMismatchError(QueryloopError):
-    """A `deferred_tool_use` record does not match the tool_use it names (edited by hand?)."""
+class DeferralMismatchError(ConfigError):
+    """A `deferred_tool_use` record does not match the tool_use it names (edited by hand?):
+    refused before anything runs (the command line exits 2)."""
 
 
 def input_digest(tool_input: Mapping[str, Any]) -> str:
