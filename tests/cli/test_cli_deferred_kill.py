@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from cli_helpers import COMMAND, cli_env
 
+from queryloop.cli.args import UsageError, parse_args
 from queryloop.session import find_session
 from queryloop.testing import MessagesServer, Turn, text, tool_use, turn
 
@@ -132,3 +133,15 @@ def test_approvals_killed_at_each_point_run_each_call_exactly_once(tmp_path: Pat
     assert "may or may not have taken effect" in results["toolu_a"]  # interrupted, not re-run
     assert '"is_error": true' not in results["toolu_b"]
     assert [v for v in server.violations if v] == []
+
+
+def test_approve_and_deny_flags_parse_and_refuse_what_cannot_work() -> None:
+    opts = parse_args(
+        ["-p", "--resume", "3f2a", "--deny", "toolu_1=not now", "--approve", "toolu_2"]
+    )
+    assert opts is not None
+    assert (opts.approve, opts.deny) == (("toolu_2",), (("toolu_1", "not now"),))
+    with pytest.raises(UsageError, match="use them with -p and --resume"):
+        parse_args(["-p", "hi", "--approve", "toolu_2"])
+    with pytest.raises(UsageError, match="toolu_2 decided more than once"):
+        parse_args(["-p", "--resume", "3f2a", "--approve", "toolu_2", "--deny", "toolu_2"])
