@@ -1,5 +1,7 @@
 """The SDK front: `Agent` assembles a session and drives the query loop for each prompt."""
 
+from ..loop.deferred import Decision, UnknownDeferralError
+from ..messages.deferral import DeferralMismatchError, DeferredBy, PendingCall
 from .core import Agent
 from .options import (
     AgentKwargs,
@@ -22,13 +24,18 @@ __all__ = [
     "AgentOptions",
     "CallbackOptions",
     "ContextOptions",
+    "Decision",
+    "DeferralMismatchError",
+    "DeferredBy",
     "LimitOptions",
     "ModelOptions",
+    "PendingCall",
     "PermissionDenial",
     "PermissionOptions",
     "RunResult",
     "SessionOptions",
     "SubagentOptions",
     "ToolOptions",
+    "UnknownDeferralError",
     "WorkspaceOptions",
 ]

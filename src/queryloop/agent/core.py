@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from ..report.costs import CostBreakdown
     from ..skills import Skill
     from ..tools.mcp import McpServerStatus
-from ..errors import QueryloopError
+from ..errors import ConfigError, QueryloopError
+from ..loop.deferred import Decision, check_decisions, resolve_deferred
 from ..loop.events import (
     CompactionEvent,
     CompactTrigger,
@@ -31,6 +32,7 @@ from ..loop.events import (
 from ..loop.query import compaction_event, query
 from ..loop.reasons import Terminal
 from ..messages.constructors import answer_unanswered, result_ids, tool_uses_of
+from ..messages.deferral import can_continue
 from ..messages.interruption import Interruption
 from ..messages.types import AssistantMessage, Message
 from ..messages.usage import Usage
@@ -92,14 +94,31 @@ class Agent:
         self._state: AgentState = Unstarted(options, session, resumed)
         self._setup_lock = asyncio.Lock()
         self._running = False
+        self._decisions: dict[str, Decision] = {}
+        """Decisions on deferred calls, acted on when the next run starts."""
 
     # ---- construction -------------------------------------------------------------------
 
     @classmethod
     def resume(
-        cls, session: str | Path, model: str | None = None, **options: Unpack[AgentKwargs]
+        cls,
+        session: str | Path,
+        model: str | None = None,
+        *,
+        decisions: Mapping[str, Decision] | None = None,
+        **options: Unpack[AgentKwargs],
     ) -> Agent:
-        """Continue a stored session (an id, an id prefix, or a transcript path)."""
+        """Continue a stored session (an id, an id prefix, or a transcript path).
+
+        `decisions` answers tool calls the session deferred (`RunResult.deferred`): tool_use
+        id -> `PermissionAllow()` or `PermissionDeny(message)`. They are acted on when the
+        next run starts, before anything is sent: `await agent.run()` continues without a
+        new prompt, `await agent.run(prompt)` with one (docs/approvals.md).
+
+        Raises:
+            DeferralMismatchError: a pending record does not match its tool_use.
+            UnknownDeferralError: a decision names no pending call.
+        """
         from ..session import find_session, load_transcript
 
         chosen = make_options(model, options)
@@ -107,9 +126,11 @@ class Agent:
         if not path.is_file():
             path = find_session(str(session), chosen.workspace.cwd, chosen.session.home)
         loaded = load_transcript(path)
+        check_decisions(loaded.messages, decisions or {})
         chosen = replace(chosen, session=replace(chosen.session, session_id=loaded.session_id))
         agent = cls.__new__(cls)
         agent._open(chosen, _stored_session(loaded), resumed=loaded)
+        agent._decisions = dict(decisions or {})
         return agent
 
     @classmethod
@@ -211,33 +232,51 @@ class Agent:
 
     # ---- running ------------------------------------------------------------------------
 
-    async def run(self, prompt: str) -> RunResult:
-        """Run one prompt to its end and return the result."""
-        async for _event in self.stream(prompt):
+    async def run(
+        self, prompt: str | None = None, *, decisions: Mapping[str, Decision] | None = None
+    ) -> RunResult:
+        """Run one prompt to its end and return the result.
+
+        Without a prompt the run continues the conversation where it stopped: after a
+        deferral (terminal `deferred`), once the decisions are given, or after a kill
+        between a tool's result and the next request. `decisions` answers deferred tool
+        calls, as `Agent.resume(..., decisions=...)` does (docs/approvals.md)."""
+        async for _event in self.stream(prompt, decisions=decisions):
             pass
         assert self.last_result is not None
         return self.last_result
 
-    async def stream(self, prompt: str) -> AsyncIterator[LoopEvent]:
+    async def stream(
+        self, prompt: str | None = None, *, decisions: Mapping[str, Decision] | None = None
+    ) -> AsyncIterator[LoopEvent]:
         """Run one prompt, yielding every loop event; the last is a `TerminalEvent`.
 
         Each event is applied to `self.session` before it is yielded, so the session is
         current whenever you look; when the stream ends, `last_result` holds the prompt's
         `RunResult` (what `run()` returns). One prompt at a time: a second call while one
         runs raises `QueryloopError` (use separate Agents, or `queryloop.batch`, for
-        parallel sessions)."""
+        parallel sessions). Deferred tool calls are resolved first (`run()`)."""
         if self._running:
             raise QueryloopError(
                 "this Agent is already running a prompt; await it first, or use one Agent "
                 "per concurrent session"
             )
+        decided = {**self._decisions, **(decisions or {})}
+        check_decisions(self.session.messages, decided)
+        if prompt is None and not can_continue(self.session.messages):
+            raise ConfigError(
+                "nothing to continue: no tool call awaits a decision and the model has "
+                "answered; give a prompt"
+            )
+        self._decisions = {}
         self._running = True
         self.last_result = None
         recorder = RunRecorder(self.session)
         try:
             runtime = (await self._start_work()).runtime
             # The prompt's spans (queryloop.telemetry): a no-op unless the session traces.
-            async for event in runtime.trace.run(self._stream(runtime, prompt), prompt=prompt):
+            work = self._stream(runtime, prompt, decided)
+            async for event in runtime.trace.run(work, prompt=prompt or ""):
                 recorder.observe(event)
                 yield event
         finally:
@@ -252,11 +291,33 @@ class Agent:
         started.runtime.params.tool_context.abort.reset()
         return started
 
-    async def _stream(self, runtime: Runtime, prompt: str) -> AsyncIterator[LoopEvent]:
-        session = self.session
-        session.begin_prompt()
+    async def _stream(
+        self, runtime: Runtime, prompt: str | None, decisions: Mapping[str, Decision]
+    ) -> AsyncIterator[LoopEvent]:
+        self.session.begin_prompt()
+        async for event in self._resolve_deferred(runtime, decisions):
+            yield event
+            if isinstance(event, TerminalEvent):
+                return  # deferred again: nothing is sent, the prompt included
         async for resumed in self._resume_interrupted(runtime):
             yield resumed
+        rest = self._query(runtime, None) if prompt is None else self._prompted(runtime, prompt)
+        async for event in rest:
+            yield event
+
+    async def _resolve_deferred(
+        self, runtime: Runtime, decisions: Mapping[str, Decision]
+    ) -> AsyncIterator[LoopEvent]:
+        """Act on the session's deferred tool calls first (`loop.deferred`)."""
+        async for event in resolve_deferred(runtime.params, self.session.messages, decisions):
+            self.session.apply(event)  # durable before the next step: `started` above all
+            if isinstance(event, TerminalEvent):
+                self.last_terminal = event
+            yield event
+
+    async def _prompted(self, runtime: Runtime, prompt: str) -> AsyncIterator[LoopEvent]:
+        """The prompt (and what its hooks and attachments add), then the query loop."""
+        session = self.session
         prepared = await prepare_prompt(runtime, prompt, session.messages)
         for message in prepared.messages:
             event: LoopEvent = MessageEvent(message)
@@ -273,9 +334,15 @@ class Agent:
             self.last_terminal = terminal
             yield terminal
             return
+        async for event in self._query(runtime, prepared.model):
+            yield event
+
+    async def _query(self, runtime: Runtime, model: str | None) -> AsyncIterator[LoopEvent]:
+        """The query loop over the session's array, each event applied before it is yielded."""
+        session = self.session
         turn, streaming = 0, False
         try:
-            async for event in query(runtime.params, session.messages, model=prepared.model):
+            async for event in query(runtime.params, session.messages, model=model):
                 session.apply(event)
                 runtime.timing.observe(event)  # timing records for queryloop.report
                 if isinstance(event, RequestStart | TransitionEvent):

@@ -10,6 +10,7 @@ from typing import Any
 from ..loop.events import LoopEvent, MessageEvent, TerminalEvent
 from ..loop.reasons import Terminal
 from ..messages.constructors import final_text
+from ..messages.deferral import PendingCall, pending_calls
 from ..messages.types import AssistantMessage, Message, SystemMessage, SystemSubtype
 from ..messages.usage import Usage
 from ..session import Session, SessionTotals
@@ -82,11 +83,15 @@ class RunResult:
     """The tool calls refused during this run, in order."""
     tool_calls: int = 0
     """Tool calls the model made during this run (refused ones included)."""
+    deferred: tuple[PendingCall, ...] = ()
+    """The tool calls that wait for a decision (terminal `deferred`): id, tool, input and
+    who deferred them. Continue with `Agent.resume(session_id, decisions=...)`."""
 
     @property
     def is_error(self) -> bool:
-        """True unless the loop completed normally."""
-        return self.terminal is not Terminal.COMPLETED
+        """True unless the loop completed normally, or stopped to wait for a decision on a
+        deferred tool call (waiting is not a failure)."""
+        return self.terminal not in (Terminal.COMPLETED, Terminal.DEFERRED)
 
     @property
     def all_tools_denied(self) -> bool:
@@ -139,4 +144,5 @@ class RunRecorder:
             requests=spent.requests,
             denials=tuple(self.denials),
             tool_calls=self.tool_calls,
+            deferred=pending_calls(self.session.messages),
         )

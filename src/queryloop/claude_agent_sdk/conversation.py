@@ -29,10 +29,14 @@ from ..messages.usage import Usage
 from ..providers.base import MessageComplete
 from .convert import convert_event
 from .mapping import AgentPlan, checked_mode, plan_agent
-from .messages import Message, ResultMessage, SystemMessage
+from .messages import DeferredToolUse, Message, ResultMessage, SystemMessage
 from .options import ClaudeAgentOptions
 
-_SUBTYPES = {Terminal.COMPLETED: "success", Terminal.MAX_TURNS: "error_max_turns"}
+_SUBTYPES = {
+    Terminal.COMPLETED: "success",
+    Terminal.DEFERRED: "success",  # stop_reason "tool_deferred" and `deferred_tool_use` say it
+    Terminal.MAX_TURNS: "error_max_turns",
+}
 _UNSET = object()
 
 
@@ -165,7 +169,7 @@ class Conversation:
         self._cost += run.cost_usd
         self._usage = self._usage + run.usage
         over_budget = meter.over_budget
-        completed = run.terminal is Terminal.COMPLETED and not over_budget
+        completed = not run.is_error and not over_budget  # a deferral is not an error
         subtype = "error_max_budget_usd" if over_budget else _subtype(run.terminal)
         text: str | None = None
         if completed:
@@ -184,6 +188,7 @@ class Conversation:
             usage=self._usage.to_dict(),
             result=text,
             permission_denials=[_denial(d) for d in run.denials],
+            deferred_tool_use=_deferred(run),
             errors=self._errors(run, over_budget, completed),
             uuid=str(uuid.uuid4()),
             terminal_reason=run.terminal.value,
@@ -227,8 +232,18 @@ def _subtype(terminal: Terminal) -> str:
 
 
 def _stop_reason(run: RunResult) -> str | None:
+    if run.terminal is Terminal.DEFERRED:
+        return "tool_deferred"  # Claude Code's stop_reason for a deferred call
     last = next((m for m in reversed(run.messages) if isinstance(m, LoopAssistant)), None)
     return last.stop_reason if last is not None else None
+
+
+def _deferred(run: RunResult) -> DeferredToolUse | None:
+    """The SDK's `deferred_tool_use`: the first call that waits (the SDK has room for one)."""
+    if not run.deferred:
+        return None
+    call = run.deferred[0]
+    return DeferredToolUse(call.tool_use_id, call.tool_name, dict(call.tool_input))
 
 
 def _denial(denial: PermissionDenial) -> dict[str, Any]:

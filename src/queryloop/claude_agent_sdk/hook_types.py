@@ -148,7 +148,7 @@ class PreToolUseHookSpecificOutput(TypedDict):
     """PreToolUse: allow, deny or ask about the call, change its input, add context."""
 
     hookEventName: Literal["PreToolUse"]
-    permissionDecision: NotRequired[Literal["allow", "deny", "ask"]]
+    permissionDecision: NotRequired[Literal["allow", "deny", "ask", "defer"]]
     permissionDecisionReason: NotRequired[str]
     updatedInput: NotRequired[dict[str, Any]]
     additionalContext: NotRequired[str]

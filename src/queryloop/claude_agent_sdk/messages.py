@@ -99,6 +99,16 @@ class SystemMessage:
 
 
 @dataclass
+class DeferredToolUse:
+    """The tool call a PreToolUse hook deferred (`permissionDecision: "defer"`), as the
+    SDK's `ResultMessage.deferred_tool_use` reports it: resume the session to decide it."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass
 class ResultMessage:
     """The last message of each response: how it ended and what it cost.
 
@@ -106,7 +116,9 @@ class ResultMessage:
     "error_during_execution" (a model error keeps "success" with `is_error` true, as the
     SDK reports an API failure). `total_cost_usd` and `usage` are totals since the
     connection (or `query()` call) began; `num_turns`, `duration_ms` and `duration_api_ms`
-    are this response's. `terminal_reason` is the loop's own reason (docs/loop.md).
+    are this response's. `terminal_reason` is the loop's own reason (docs/loop.md). A run
+    that stopped at a deferred tool call is a success with `stop_reason` "tool_deferred"
+    and the call in `deferred_tool_use` (the first, when several wait).
     """
 
     subtype: str
@@ -122,7 +134,7 @@ class ResultMessage:
     structured_output: Any = None
     model_usage: dict[str, Any] | None = None
     permission_denials: list[Any] | None = None
-    deferred_tool_use: Any = None
+    deferred_tool_use: DeferredToolUse | None = None
     errors: list[str] | None = None
     api_error_status: int | None = None
     uuid: str | None = None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .args import CliOptions, UsageError
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..agent import Agent, Decision
 
 
 def make_agent(options: CliOptions, **extra: Any) -> Agent:
@@ -34,5 +34,14 @@ def make_agent(options: CliOptions, **extra: Any) -> Agent:
     kwargs = options.agent_kwargs()
     kwargs.update(extra)
     if path is not None:
-        return Agent.resume(path, options.model, **kwargs)
+        return Agent.resume(path, options.model, decisions=_decisions(options), **kwargs)
     return Agent(options.model, **kwargs)
+
+
+def _decisions(options: CliOptions) -> dict[str, Decision]:
+    """`--approve` and `--deny` as the Agent's decisions on deferred calls."""
+    from ..permissions import PermissionAllow, PermissionDeny
+
+    decided: dict[str, Decision] = {ident: PermissionAllow() for ident in options.approve}
+    decided.update({ident: PermissionDeny(message) for ident, message in options.deny})
+    return decided

@@ -97,6 +97,10 @@ class CliOptions:
     include_partial_messages: bool = False
     continue_latest: bool = False
     resume: str | None = None
+    approve: tuple[str, ...] = ()
+    """tool_use ids of deferred calls to run (`--approve`)."""
+    deny: tuple[tuple[str, str], ...] = ()
+    """(tool_use id, message for the model) of deferred calls to refuse (`--deny ID[=MSG]`)."""
     verbose: bool = False
     command: str | None = None
     """A subcommand (`SUBCOMMANDS`)."""
@@ -140,6 +144,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue the latest session of this folder",
     )  # fmt: skip
     p.add_argument("-r", "--resume", metavar="ID", help="resume a session by id or id prefix")
+    p.add_argument(
+        "--approve", action="append", default=[], metavar="TOOL_USE_ID",
+        help="with --resume: run this deferred tool call (repeatable; docs/approvals.md)",
+    )  # fmt: skip
+    p.add_argument(
+        "--deny", action="append", default=[], metavar="TOOL_USE_ID[=MESSAGE]",
+        help="with --resume: refuse this deferred tool call; the model reads MESSAGE",
+    )  # fmt: skip
     p.add_argument("--permission-mode", choices=PERMISSION_MODES)
     p.add_argument(
         "--dangerously-skip-permissions", action="store_true",
@@ -228,7 +240,10 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
     mode = ns.permission_mode
     if ns.dangerously_skip_permissions:
         mode = "bypassPermissions"
+    approve, deny = _decisions(ns, print_mode)
     return CliOptions(
+        approve=approve,
+        deny=deny,
         prompt=prompt or None,
         print_mode=print_mode,
         output_format=ns.output_format,
@@ -252,6 +267,32 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         compaction=ns.compaction,
         cache_ttl=ns.cache_ttl,
     )
+
+
+def _decisions(
+    ns: argparse.Namespace, print_mode: bool
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """`--approve ID` and `--deny ID[=MESSAGE]`: for a resumed session in print mode, each id
+    decided once."""
+    approve = tuple(ns.approve)
+    deny = tuple(_split_denial(value) for value in ns.deny)
+    if not approve and not deny:
+        return approve, deny
+    if not print_mode or not (ns.resume or ns.continue_latest):
+        raise UsageError("--approve and --deny decide a resumed session's deferred calls: "
+                         "use them with -p and --resume ID (or --continue)")  # fmt: skip
+    ids = [*approve, *(ident for ident, _ in deny)]
+    twice = sorted({ident for ident in ids if ids.count(ident) > 1})
+    if twice:
+        raise UsageError(f"{', '.join(twice)} decided more than once: give one decision each")
+    return approve, deny
+
+
+def _split_denial(value: str) -> tuple[str, str]:
+    ident, _, message = value.partition("=")
+    if not ident.strip():
+        raise UsageError(f"--deny {value!r}: give the tool_use id, then =MESSAGE if you like")
+    return ident.strip(), message.strip()
 
 
 def _resolve_cwd(cwd: Path | None) -> Path:

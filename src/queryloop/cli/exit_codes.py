@@ -30,6 +30,8 @@ class ExitCode(IntEnum):
     """A hook stopped the loop (hook_stopped, stop_hook_prevented)."""
     MEDIA_ERROR = 8
     """The API refused an image or document in the conversation (image_error)."""
+    DEFERRED = 9
+    """A tool call was deferred and awaits a decision (`--resume ID --approve/--deny ID`)."""
     INTERRUPTED = 130
     """Ctrl-C / SIGINT (128 + 2, the shell convention)."""
     OUTPUT_CLOSED = 141
@@ -49,6 +51,7 @@ _BY_TERMINAL: dict[str, ExitCode] = {
     "hook_stopped": ExitCode.HOOK_STOPPED,
     "stop_hook_prevented": ExitCode.HOOK_STOPPED,
     "image_error": ExitCode.MEDIA_ERROR,
+    "deferred": ExitCode.DEFERRED,
 }
 
 

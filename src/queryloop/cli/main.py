@@ -129,21 +129,25 @@ def _run_agent(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
         # The SDK loads in the background while settings, session and MCP servers are
         # prepared. (The REPL starts it once its prompt is drawn: `loading`.)
         start_preload(options.model)
-        if not prompt and piped:
+        decides = bool(options.approve or options.deny)
+        if not prompt and piped and not decides:
             prompt = stdin.read().strip()
-        if not prompt:
+        resumes = bool(options.resume or options.continue_latest)
+        if not prompt and not resumes:
             raise UsageError("no prompt: pass -p PROMPT, or pipe the prompt on stdin")
         import asyncio
 
         for notice in startup_notices(options.model):
             _print_notice(notice)
-        return asyncio.run(_print(options, prompt, stdout))
+        return asyncio.run(_print(options, prompt or None, stdout))
     from .repl import run_repl
 
     return run_repl(options)
 
 
-async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
+async def _print(options: CliOptions, prompt: str | None, stdout: TextIO) -> int:
+    """Print mode; without a prompt a resumed session continues where it stopped (its
+    deferred calls decided by --approve / --deny, or asked about again)."""
     from .print_mode import run_print
 
     agent = make_agent(options, on_notice=_print_notice)

@@ -36,14 +36,15 @@ class LineWriter:
 
 async def run_print(
     agent: Agent,
-    prompt: str,
+    prompt: str | None,
     *,
     output_format: str,
     include_partial: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> ExitCode:
-    """Run `prompt` on `agent`, write the output, and return the exit status."""
+    """Run `prompt` on `agent` (None: continue where the session stopped), write the output,
+    and return the exit status."""
     out = out or sys.stdout
     err = err or sys.stderr
     emit = LineWriter(out) if output_format == "stream-json" else None
@@ -85,7 +86,7 @@ def _write_result(
     if result.text:
         out.write(result.text.rstrip("\n") + "\n")
         out.flush()
-    if result.is_error:
+    if result.is_error or result.deferred:
         detail = f": {result.detail}" if result.detail else ""
         err.write(f"queryloop: stopped ({result.terminal.value}){detail}\n")
         err.flush()

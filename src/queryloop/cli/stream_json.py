@@ -186,7 +186,7 @@ def result_record(result: RunResult, *, interrupted: bool = False) -> dict[str, 
     """The final `result` object (json output, and the last stream-json line)."""
     return {
         "type": "result",
-        "subtype": "error" if result.is_error else "success",
+        "subtype": _subtype(result),
         "terminal_reason": result.terminal.value,
         "is_error": result.is_error,
         "result": result.text,
@@ -198,8 +198,16 @@ def result_record(result: RunResult, *, interrupted: bool = False) -> dict[str, 
         "total_cost_usd": round(result.cost_usd, 6),
         "duration_ms": int(result.duration_s * 1000),
         "permission_denials": jsonable(result.denials),
+        "deferred_tool_uses": jsonable(result.deferred),
         "exit_code": int(exit_code_for(result.terminal, interrupted=interrupted)),
     }
+
+
+def _subtype(result: RunResult) -> str:
+    """success, error, or deferred (a tool call awaits a decision: `deferred_tool_uses`)."""
+    if result.deferred and not result.is_error:
+        return "deferred"
+    return "error" if result.is_error else "success"
 
 
 def init_record(agent: Agent) -> dict[str, Any]:

@@ -224,6 +224,7 @@ class HookMachinery:
 
     def _interpret(self, event: HookEvent, run: HookRun) -> Verdict:
         verdict, warnings = interpret(event, run)
+        verdict.label = run.label
         for message in warnings:
             self.warn(event, run.label, message)
         return verdict

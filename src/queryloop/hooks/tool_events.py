@@ -227,13 +227,15 @@ def _pre_outcome(merged: Merged) -> PreToolUseOutcome:
     stop = merged.stop()
     if denials:
         return PreToolUseOutcome("deny", joined(denials), stop_reason=stop)
-    for kind in ("ask", "allow"):
+    # Claude Code's precedence: deny > defer > ask > allow.
+    for kind in ("defer", "ask", "allow"):
         chosen = [v for v in merged.verdicts if v.decision == kind]
         if chosen:
             reason = joined([v.reason for v in chosen])
             return PreToolUseOutcome(
-                kind, reason, updated[-1] if updated else None, stop, additional_context=context
-            )
+                kind, reason, updated[-1] if updated else None, stop,
+                additional_context=context, decided_by=chosen[0].label,
+            )  # fmt: skip
     return PreToolUseOutcome(
         None, "", updated[-1] if updated else None, stop, additional_context=context
     )

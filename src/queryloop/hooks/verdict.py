@@ -52,8 +52,10 @@ class Verdict:
     """One hook's output, normalised."""
 
     block: str | None = None
-    decision: Literal["allow", "deny", "ask"] | None = None
+    decision: Literal["allow", "deny", "ask", "defer"] | None = None
     reason: str = ""
+    label: str = ""
+    """The hook that gave it (its command, URL or callable's name)."""
     updated_input: Mapping[str, Any] | None = None
     context: str | None = None
     stop: str | None = None
@@ -144,7 +146,7 @@ def from_json(output: Mapping[str, Any], event: HookEvent) -> Verdict:
     elif decision == "approve":
         verdict.decision = "allow"
     permission = specific.get("permissionDecision")
-    if permission in ("allow", "deny", "ask"):
+    if permission in ("allow", "deny", "ask", "defer"):
         verdict.decision = permission
         verdict.reason = str(specific.get("permissionDecisionReason") or verdict.reason)
     updated = specific.get("updatedInput")

@@ -5,7 +5,8 @@ Each iteration runs the phases of docs/loop.md ("One iteration") in order:
     preprocess (budget → snip → microcompact → collapse → autocompact)
     → blocking-limit check → model call with fallback → abort check
     → no tool use: recovery, stop hooks, token budget, or completed
-    → tool execution → attachments → max-turns check → next turn
+    → tool execution (a deferred call ends the run: terminal deferred)
+    → attachments → max-turns check → next turn
 
 A phase yields its events as they happen and, as its last item, what happened: `Next`
 (the whole new `State`, its `Continue` reason in `transition`) or `End` (the
@@ -29,11 +30,13 @@ from ..messages.constructors import (
     tombstone,
     user_message,
 )
+from ..messages.deferral import pending_calls
 from ..messages.interruption import INTERRUPTED_BY_USER, INTERRUPTED_FOR_TOOL_USE, Interruption
 from ..messages.types import Message, SystemSubtype, TombstoneReason
 from ..providers.errors import MediaError, PromptTooLongError
 from ..tools.executor import run_tools
 from . import prompts
+from .deferred import deferred_detail
 from .deps import CompactionOutcome, Compactor, PreprocessOutcome, QueryParams
 from .events import (
     CompactionEvent,
@@ -388,6 +391,12 @@ class _Iteration:
             return
         if executor is not None and executor.stop_reason:
             yield self._end(Terminal.HOOK_STOPPED, messages, executor.stop_reason)
+            return
+        deferred = pending_calls(results)
+        if deferred:
+            # The other calls of the batch ran and their results are recorded; the deferred
+            # ones stay unanswered until a decision (`loop.deferred`): no request is sent.
+            yield self._end(Terminal.DEFERRED, messages, deferred_detail(deferred))
             return
         said = await self._post_tool_batch(outcome, results)
         if said is not None and said.additional_context:

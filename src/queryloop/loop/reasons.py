@@ -37,3 +37,6 @@ class Terminal(StrEnum):
     STOP_HOOK_PREVENTED = "stop_hook_prevented"
     HOOK_STOPPED = "hook_stopped"
     MAX_TURNS = "max_turns"
+    DEFERRED = "deferred"
+    """A tool call was put off (a PreToolUse hook's `defer`, a `can_use_tool` deferral): its
+    tool_use waits, unanswered, for a decision (`Agent.resume(..., decisions=...)`)."""

@@ -43,6 +43,8 @@ class SystemSubtype(StrEnum):
     MODEL_FALLBACK = "model_fallback"
     INTERRUPTION = "interruption"
     TURN_DURATION = "turn_duration"
+    DEFERRED_TOOL_USE = "deferred_tool_use"
+    """A tool call put off for a later decision, and what became of it (`messages.deferral`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -54,6 +54,7 @@ __all__ = [
     "PermissionAllow",
     "PermissionChecker",
     "PermissionContext",
+    "PermissionDefer",
     "PermissionDeny",
     "PermissionRequest",
     "PermissionResult",
@@ -84,7 +85,17 @@ class PermissionDeny:
     message: str = ""
 
 
-PermissionResult: TypeAlias = PermissionAllow | PermissionDeny
+@dataclass(frozen=True, slots=True)
+class PermissionDefer:
+    """Put the call off: nobody can answer now, someone will later, maybe from another
+    process. The run ends with terminal `deferred`, the call waits in the session
+    (`RunResult.deferred`) until `Agent.resume(..., decisions={id: allow | deny})`; see
+    docs/approvals.md. `reason` is recorded with the call."""
+
+    reason: str = ""
+
+
+PermissionResult: TypeAlias = PermissionAllow | PermissionDeny | PermissionDefer
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +260,8 @@ class PermissionChecker:
             if answer.source is None:
                 return dataclasses.replace(answer, source=DenialSource.USER)
             return answer
+        if isinstance(answer, PermissionDefer):
+            return PermissionDecision("defer", answer.reason, source=DenialSource.USER)
         if answer is True or isinstance(answer, PermissionAllow):
             remember = isinstance(answer, PermissionAllow) and answer.remember
             if remember and request.suggested_rule:

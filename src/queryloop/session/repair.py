@@ -8,6 +8,8 @@ What a kill can leave, and what loading does about it:
 - a draft (`"partial": true`, an assistant message written before a tool call it holds
   started): the later record with its uuid takes its place; with none (killed while the tool
   ran) the draft is the message, and its unanswered call is repaired like any other;
+- a tool_use deferred for a decision (`messages.deferral`): left unanswered, it is pending
+  (an approved one that `started` and has no result was killed while it ran: repaired below);
 - a tool_use whose tool_result never arrived (killed during the tool call): a stand-in
   `is_error` tool_result (`Interruption.RESUMED`) is inserted right after the assistant
   message and ALSO appended to the file (with `"repair": true` and the assistant message as
@@ -27,6 +29,7 @@ from typing import Any
 
 from ..messages.blocks import ToolResultBlock, ToolUseBlock
 from ..messages.constructors import interrupted_result
+from ..messages.deferral import pending_calls
 from ..messages.interruption import Interruption
 from ..messages.serialization import MessageDecodeError, message_from_dict
 from ..messages.types import (
@@ -245,8 +248,9 @@ def apply_tombstones(messages: Iterable[Message], all_messages: Iterable[Message
 
 def find_orphans(messages: list[Message]) -> list[tuple[int, list[ToolUseBlock]]]:
     """For each assistant run with tool_uses never answered later: (index of the run's last
-    message, its orphan tool_uses)."""
-    answered: set[str] = set()
+    message, its orphan tool_uses). A call deferred for a decision (`messages.deferral`) is
+    pending, not orphaned: it is left unanswered for the decision to answer."""
+    answered: set[str] = {c.tool_use_id for c in pending_calls(messages)}
     for message in messages:
         if isinstance(message, UserMessage) and not isinstance(message.content, str):
             answered.update(

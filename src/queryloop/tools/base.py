@@ -226,7 +226,9 @@ class ToolContext:
         return p if p.is_absolute() else self.cwd / p
 
 
-PermissionBehavior = Literal["allow", "deny", "ask", "passthrough"]
+PermissionBehavior = Literal["allow", "deny", "ask", "passthrough", "defer"]
+"""`defer` (from `can_use_tool`): put the call off for a decision in a later process
+(`messages.deferral`); the run ends with terminal `deferred`."""
 
 
 class DenialSource(StrEnum):
@@ -366,15 +368,18 @@ class PermissionChecker(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PreToolUseOutcome:
-    """What PreToolUse hooks decided. `decision` None means no opinion."""
+    """What PreToolUse hooks decided. `decision` None means no opinion; `defer` puts the
+    call off for a later decision (Claude Code's `permissionDecision: "defer"`)."""
 
-    decision: Literal["allow", "deny", "ask"] | None = None
+    decision: Literal["allow", "deny", "ask", "defer"] | None = None
     reason: str = ""
     updated_input: Mapping[str, Any] | None = None
     stop_reason: str | None = None
     """Set when a hook asked to stop the whole loop (terminal hook_stopped)."""
     additional_context: str | None = None
     """Text for the model, added beside the call's result."""
+    decided_by: str = ""
+    """The label of the hook whose answer is `decision` (who deferred a call)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from ..messages.constructors import (
     permission_denied_message,
     tool_result_message,
 )
+from ..messages.deferral import DeferredBy, deferred_message, started_message
 from ..messages.types import Message, ProgressMessage
 from .base import (
     CURRENT_TOOL_USE_ID,
@@ -62,10 +63,20 @@ class CallOutcome:
     """PreToolUse hooks' context for the model, added after the result."""
     permission: DenialSource | None = None
     """Who allowed the call (a rule, the mode, a hook, the user, the tool), once allowed."""
+    deferred: bool = False
+    """The call was put off for a later decision: it yielded no tool_result."""
 
 
 class _Rejected(Exception):
     """Internal: the call ends early with this is_error text (never leaves this module)."""
+
+
+class _Deferred(Exception):
+    """Internal: the call is put off for a decision in a later process (never leaves here)."""
+
+    def __init__(self, by: DeferredBy) -> None:
+        super().__init__(by.reason)
+        self.by = by
 
 
 class _Denied(_Rejected):
@@ -107,8 +118,14 @@ async def run_tool_call(
     permission: PermissionChecker | None = None,
     hooks: ToolHooks | None = None,
     outcome: CallOutcome | None = None,
+    approved: bool = False,
 ) -> AsyncIterator[Message]:
-    """Run one tool_use block and yield its progress, its tool_result message and extras."""
+    """Run one tool_use block and yield its progress, its tool_result message and extras.
+
+    `approved`: a person approved this deferred call (`loop.deferred`): the PreToolUse hooks
+    that deferred it are not asked again, their `allow` stands instead (so deny rules still
+    refuse it), and a `started` record is yielded right before the tool runs; the consumer
+    makes it durable before it asks for the next message, so a kill never runs it twice."""
     out = outcome if outcome is not None else CallOutcome()
     # Each call runs in its own task, so this is the call's own id for its hooks, its
     # permission request and its tool (`ToolContext` is shared by concurrent calls).
@@ -119,7 +136,9 @@ async def run_tool_call(
     try:
         if tool is None:
             raise _Rejected(_unknown_tool_text(block.name, tools))
-        parsed = await _prepare(tool, block, ctx, permission, hooks, out)
+        parsed = await _prepare(tool, block, ctx, permission, hooks, out, approved=approved)
+        if approved:
+            yield started_message(block.id)
         started, cwd = time.monotonic(), ctx.cwd
         try:
             result = None
@@ -144,6 +163,10 @@ async def run_tool_call(
             result = replace(result, content=_append_text(result.content, note))
     except asyncio.CancelledError:
         raise
+    except _Deferred as exc:
+        out.deferred = True
+        yield deferred_message(block, exc.by)
+        return
     except _Denied as exc:
         result = ToolResult(content=str(exc), is_error=True)
         extras = [_denial_message(block, exc), *await _denied_hooks(hooks, block, exc)]
@@ -190,12 +213,16 @@ async def _prepare(
     permission: PermissionChecker | None,
     hooks: ToolHooks | None,
     out: CallOutcome,
+    *,
+    approved: bool = False,
 ) -> BaseModel:
     """Parse, validate, run PreToolUse hooks and check permissions; the input to call with."""
     parsed = parse_input(tool, block.input)
     await _validate(tool, parsed, ctx)
     pre: PreToolUseOutcome | None = None
-    if hooks is not None:
+    if approved:
+        pre = PreToolUseOutcome("allow", "approved after it was deferred")
+    elif hooks is not None:
         pre = await hooks.pre_tool_use(tool.name, input_dict(parsed), block.id, ctx)
         if pre.stop_reason:
             out.stop_reason = pre.stop_reason
@@ -206,6 +233,8 @@ async def _prepare(
             raise _Denied(
                 f"PreToolUse hook denied this {tool.name} call: {reason}", DenialSource.HOOK
             )
+        if pre.decision == "defer":
+            raise _Deferred(DeferredBy("hook", pre.decided_by, pre.reason))
         if pre.updated_input is not None:
             parsed = parse_input(tool, pre.updated_input)
             await _validate(tool, parsed, ctx)
@@ -246,6 +275,8 @@ async def _check_permissions(
 def _apply_decision(
     tool: Tool, parsed: BaseModel, decision: PermissionDecision, *, final: bool = False
 ) -> BaseModel:
+    if decision.behavior == "defer":
+        raise _Deferred(DeferredBy("can_use_tool", "can_use_tool", decision.message))
     refused = decision.behavior == "deny" or (final and decision.behavior == "ask")
     if refused:
         why = decision.message or (
