@@ -5,7 +5,7 @@ watched for ConfigChange hooks."""
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,11 +103,13 @@ def build_hooks(
     metered = session.metered(model.provider, RequestKind.SIDE, purpose=PROMPT_HOOK_PURPOSE)
     provider = telemetry.side_requests(metered, PROMPT_HOOK_PURPOSE)
     fast = options.model.summary_model or default_summary_model(provider.name) or model.name
+    transcripts = hook_transcripts(options)
     return HookRunner(
         config,
         cwd=options.workspace.cwd,
         session_id=lambda: session.session_id,  # a new one after /clear
-        transcript_path=hook_transcript(options, session),
+        transcript_path=None if transcripts is None else transcripts.follow(session),
+        sidechain_path=None if transcripts is None else transcripts.follow_sidechains(session),
         env=workspace.settings.env,
         permission_mode=lambda: permission.mode.value,  # the REPL may switch modes
         on_warning=notices.hook_warning,
@@ -117,17 +119,16 @@ def build_hooks(
     )
 
 
-def hook_transcript(options: AgentOptions, session: Session) -> Callable[[], Path] | None:
-    """The `transcript_path` hooks read: the session in Claude Code's transcript format
-    (`hooks.claude_transcript`), brought up to date before each hook runs, kept in the
-    project's `claude-code/` folder whatever store keeps the session; none when the session
-    is not persisted."""
+def hook_transcripts(options: AgentOptions) -> HookTranscripts | None:
+    """The transcripts hooks read (`transcript_path`, a subagent's `agent_transcript_path`):
+    the session in Claude Code's format (`hooks.claude_transcript`), brought up to date
+    before each hook runs and kept in the project's `claude-code/` folder whatever store
+    keeps the session; none when the session is not persisted."""
     if not options.session.persist:
         return None
     cwd = options.workspace.cwd
     folder = project_dir(cwd, queryloop_home(options.session.home)) / CLAUDE_CODE_DIR
-    transcripts = HookTranscripts(folder, Path(cwd), _version())
-    return lambda: transcripts.current(session.session_id, session.messages)
+    return HookTranscripts(folder, Path(cwd), _version())
 
 
 def _version() -> str:

@@ -32,10 +32,10 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..messages.blocks import ToolResultBlock, block_to_api
 from ..messages.types import AssistantMessage, Message, SystemMessage, UserMessage
@@ -52,6 +52,8 @@ class LineContext:
     cwd: str
     version: str
     git_branch: str = ""
+    agent_id: str | None = None
+    """A subagent's lines: `isSidechain` true and its `agentId`."""
 
 
 def claude_lines(
@@ -63,7 +65,8 @@ def claude_lines(
     for line_uuid, body in _bodies(message):
         lines.append({
             "parentUuid": parent,
-            "isSidechain": False,
+            "isSidechain": context.agent_id is not None,
+            **({"agentId": context.agent_id} if context.agent_id is not None else {}),
             "userType": "external",
             "cwd": context.cwd,
             "sessionId": context.session_id,
@@ -227,22 +230,56 @@ def _has_lines(message: Message) -> bool:
     return isinstance(message, UserMessage | SystemMessage)
 
 
+class LiveSession(Protocol):
+    """What the transcripts follow of a live session (`session.Session` is one)."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def messages(self) -> Sequence[Message]: ...
+
+
 class HookTranscripts:
-    """The Claude Code transcript of whichever session is current (a new one after /clear),
-    kept in `folder` as `<session-id>.jsonl`."""
+    """The Claude Code transcripts of whichever session is current (a new one after /clear),
+    kept in `folder` as Claude Code lays them out: `<session-id>.jsonl`, and a subagent's
+    as `<session-id>/subagents/agent-<agent-id>.jsonl`."""
 
     def __init__(self, folder: Path, cwd: Path, version: str) -> None:
         self.folder = folder
         self.cwd = cwd
         self.version = version
-        self._current: ClaudeTranscript | None = None
+        self._open: dict[tuple[str, str | None], ClaudeTranscript] = {}
+        self._branch: str | None = None
 
     def current(self, session_id: str, messages: Sequence[Message]) -> Path:
         """The session's transcript, brought up to date with `messages`."""
-        if self._current is None or self._current.context.session_id != session_id:
-            context = LineContext(session_id, str(self.cwd), self.version, git_branch(self.cwd))
-            self._current = ClaudeTranscript(self.folder / f"{session_id}.jsonl", context)
-        return self._current.update(messages)
+        return self._transcript(session_id, None).update(messages)
+
+    def sidechain(self, session_id: str, agent_id: str, messages: Sequence[Message]) -> Path:
+        """A subagent's transcript (`isSidechain`, its `agentId`), up to date with its
+        `messages`."""
+        return self._transcript(session_id, agent_id).update(messages)
+
+    def follow(self, session: LiveSession) -> Callable[[], Path]:
+        """`current` for whatever `session` is when called (a new id after /clear)."""
+        return lambda: self.current(session.session_id, session.messages)
+
+    def follow_sidechains(self, session: LiveSession) -> Callable[[str, Sequence[Message]], Path]:
+        """`sidechain` for the subagents of whatever `session` is when called."""
+        return lambda agent_id, messages: self.sidechain(session.session_id, agent_id, messages)
+
+    def _transcript(self, session_id: str, agent_id: str | None) -> ClaudeTranscript:
+        key = (session_id, agent_id)
+        if key not in self._open:
+            if self._branch is None:
+                self._branch = git_branch(self.cwd)
+            context = LineContext(session_id, str(self.cwd), self.version, self._branch, agent_id)
+            path = self.folder / f"{session_id}.jsonl"
+            if agent_id is not None:
+                path = self.folder / session_id / "subagents" / f"agent-{agent_id}.jsonl"
+            self._open[key] = ClaudeTranscript(path, context)
+        return self._open[key]
 
 
 def git_branch(cwd: Path) -> str:

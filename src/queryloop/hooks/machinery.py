@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..messages.types import Message
 from .background import late_answer, late_context
 from .callables import run_callable_hook
 from .config import (
@@ -40,6 +41,8 @@ from .verdict import Merged, Verdict, interpret
 log = logging.getLogger(__name__)
 
 StatusCallback = Callable[[HookStatus], None]
+SidechainPath = Callable[[str, Sequence[Message]], Path]
+"""(agent id, the subagent's messages) -> its transcript in Claude Code's format."""
 
 
 class HookObserver(Protocol):
@@ -65,7 +68,9 @@ class HookMachinery:
     kept in `warnings` and logged. `on_status` receives a `HookStatus` when a hook with a
     `statusMessage` starts and when it ends (the CLI shows it as its spinner's text).
     `ask_model` answers prompt hooks; `session_id`, `transcript_path` and `permission_mode`
-    may be callables (/clear starts a new session; the REPL may switch modes). `observer`
+    may be callables (/clear starts a new session; the REPL may switch modes); a callable
+    `transcript_path` is called each time a hook is about to run (`hooks.claude_transcript`
+    brings the file up to date then), and `sidechain_path` gives a subagent's. `observer`
     hears each handler's start and end (the session's trace, `queryloop.telemetry`).
     """
 
@@ -82,12 +87,14 @@ class HookMachinery:
         on_status: StatusCallback | None = None,
         ask_model: PromptModel | None = None,
         observer: HookObserver | None = None,
+        sidechain_path: SidechainPath | None = None,
     ) -> None:
         self.config = config
         self.observer = observer
         self.cwd = cwd
         self._session_id = session_id
         self._transcript_path = transcript_path
+        self._sidechain_path = sidechain_path
         self._mode = permission_mode
         self.on_warning = on_warning
         self.on_status = on_status
@@ -116,6 +123,13 @@ class HookMachinery:
         """The session's transcript path ("" when not persisted)."""
         path = self._transcript_path() if callable(self._transcript_path) else self._transcript_path
         return str(path or "")
+
+    def sidechain_transcript(self, agent_id: str, messages: Sequence[Message]) -> str | None:
+        """A subagent's transcript for its hooks (SubagentStop's `agent_transcript_path`),
+        brought up to date with its `messages`; None when there is none to give."""
+        if self._sidechain_path is None:
+            return None
+        return str(self._sidechain_path(agent_id, messages))
 
     @property
     def permission_mode(self) -> str:
