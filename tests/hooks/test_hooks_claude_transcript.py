@@ -122,3 +122,10 @@ def test_a_meta_message_and_a_tool_result_say_so(tmp_path: Path) -> None:
     assert block == {"type": "tool_result", "tool_use_id": "toolu_1", "content": "out",
                      "is_error": True}  # fmt: skip
     assert line["toolUseResult"] == "out"
+
+
+def test_a_transcript_that_cannot_be_written_does_not_stop_the_hook(tmp_path: Path) -> None:
+    (tmp_path / "blocked").write_text("a file where the folder would be")
+    path = tmp_path / "blocked" / "t.jsonl"
+    mirror = ClaudeTranscript(path, LineContext("sess", str(tmp_path), "1.0"))
+    assert mirror.update([UserMessage(content="hello")]) == path  # logged, not raised

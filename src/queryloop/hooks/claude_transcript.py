@@ -30,6 +30,7 @@ the file is current whenever a hook is about to read it; lines are never rewritt
 from __future__ import annotations
 
 import json
+import logging
 import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,6 +40,8 @@ from typing import Any, Protocol
 
 from ..messages.blocks import ToolResultBlock, block_to_api
 from ..messages.types import AssistantMessage, Message, SystemMessage, UserMessage
+
+log = logging.getLogger(__name__)
 
 CLAUDE_CODE_DIR = "claude-code"
 """The folder, beside a project's transcripts, of the transcripts hooks read."""
@@ -185,7 +188,10 @@ class ClaudeTranscript:
                         self._written.add(line["uuid"])
                         self._last = line["uuid"]
         if new or not self.path.exists():
-            self._append(new)
+            try:
+                self._append(new)
+            except OSError as exc:  # a hook must still run; it reads what is there
+                log.warning("could not write the hooks' transcript %s: %s", self.path, exc)
         return self.path
 
     def _has_all(self, message: Message) -> bool:
@@ -197,9 +203,11 @@ class ClaudeTranscript:
         if self._loaded:
             return
         self._loaded = True
-        if not self.path.exists():
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except OSError:  # none yet (or unreadable: it is written anew)
             return
-        for raw in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+        for raw in text.splitlines():
             try:
                 line = json.loads(raw)
             except ValueError:  # a line cut by a kill
@@ -285,13 +293,16 @@ class HookTranscripts:
 def git_branch(cwd: Path) -> str:
     """The checked-out branch of the repository around `cwd` ("" outside one, or detached),
     read from `HEAD` without running git."""
-    for folder in (cwd, *cwd.parents):
-        dot_git = folder / ".git"
-        if dot_git.is_file():  # a worktree or submodule: `gitdir: <path>`
-            text = dot_git.read_text(errors="replace").strip()
-            dot_git = (folder / text.removeprefix("gitdir:").strip()).resolve()
-        head = dot_git / "HEAD"
-        if head.is_file():
-            ref = head.read_text(errors="replace").strip()
-            return ref.removeprefix("ref: refs/heads/") if ref.startswith("ref: ") else ""
+    try:
+        for folder in (cwd, *cwd.parents):
+            dot_git = folder / ".git"
+            if dot_git.is_file():  # a worktree or submodule: `gitdir: <path>`
+                text = dot_git.read_text(errors="replace").strip()
+                dot_git = (folder / text.removeprefix("gitdir:").strip()).resolve()
+            head = dot_git / "HEAD"
+            if head.is_file():
+                ref = head.read_text(errors="replace").strip()
+                return ref.removeprefix("ref: refs/heads/") if ref.startswith("ref: ") else ""
+    except OSError:  # an unreadable repository: no branch, as outside one
+        return ""
     return ""
