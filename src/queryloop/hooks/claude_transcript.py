@@ -38,8 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..messages.blocks import ToolResultBlock, block_to_api
-from ..messages.types import AssistantMessage, Message, SystemMessage, UserMessage
+from ..messages.blocks import TextBlock, ToolResultBlock, block_to_api
+from ..messages.types import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    SystemSubtype,
+    UserMessage,
+)
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +135,7 @@ def _result_text(result: ToolResultBlock) -> str:
     content = result.content
     if isinstance(content, str):
         return content
-    return "\n".join(getattr(b, "text", "") for b in content if getattr(b, "text", ""))
+    return "\n".join(b.text for b in content if isinstance(b, TextBlock))
 
 
 def _assistant(message: AssistantMessage, block: Mapping[str, Any]) -> dict[str, Any]:
@@ -159,7 +165,7 @@ def _system(message: SystemMessage) -> dict[str, Any]:
         "level": message.level,
         "isMeta": message.is_meta,
     }
-    if message.subtype.value == "compact_boundary":
+    if message.subtype is SystemSubtype.COMPACT_BOUNDARY:
         body["compactMetadata"] = dict(message.metadata)
     return body
 
