@@ -3,6 +3,7 @@ Messages API server, with a model scripted per thread."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -122,10 +123,15 @@ async def test_a_deny_rule_and_hooks_fire_for_a_subagents_tool_calls(
         lifecycle.append((event["hook_event_name"], event["agent_type"]))
         return {"hookSpecificOutput": {"additionalContext": "START-CONTEXT from the hook"}}
 
+    read: list[dict[str, Any]] = []
+
     def stop(event: dict[str, Any]) -> None:
         lifecycle.append((event["hook_event_name"], event["agent_type"]))
         assert event["last_assistant_message"] == "child saw both results"
-        assert event["agent_transcript_path"].endswith(".jsonl")
+        # The subagent's transcript as Claude Code writes it: the last assistant line.
+        lines = Path(event["agent_transcript_path"]).read_text().splitlines()
+        read.append({**json.loads([x for x in lines if '"role":"assistant"' in x][-1]),
+                     "event": event})  # fmt: skip
 
     def parent(body: dict[str, Any]) -> Turn:
         if not tool_results(body):
@@ -173,6 +179,10 @@ async def test_a_deny_rule_and_hooks_fire_for_a_subagents_tool_calls(
     assert ("PostToolUse", "Bash", "echo allowed") in seen
     assert ("PostToolUse", "Bash", "rm -rf build") not in seen
     assert ("PreToolUse", "Agent", None) in seen
+    [last] = read
+    assert last["message"]["content"] == [{"type": "text", "text": "child saw both results"}]
+    assert last["isSidechain"] is True and last["agentId"] == last["event"]["agent_id"]
+    assert Path(last["event"]["agent_transcript_path"]).parent.name == "subagents"
     assert lifecycle == [("SubagentStart", "general-purpose"), ("SubagentStop", "general-purpose")]
 
 

@@ -4,6 +4,7 @@ watched for ConfigChange hooks."""
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from ..config.settings import claude_protected_entries, managed_settings_path
 from ..config.workspace import Workspace
 from ..errors import ConfigError
 from ..hooks import HookRunner, HooksConfig
+from ..hooks.claude_transcript import CLAUDE_CODE_DIR, HookTranscripts
 from ..loop.summaries import default_summary_model
 from ..permissions import PermissionChecker, PermissionContext, PermissionMode, parse_mode
 from ..permissions.checker import BYPASS_DISABLED
@@ -19,7 +21,7 @@ from ..permissions.exec_rules import exec_rules
 from ..permissions.protected import ProtectedEntry, ProtectedPaths, protected_paths
 from ..sandbox import ExecGuard, ReadOnlyPath, Sandbox, SandboxPolicy
 from ..sandbox.git_dir import git_dir_read_only, is_git_dir
-from ..session import RequestKind, Session
+from ..session import RequestKind, Session, project_dir, queryloop_home
 from ..telemetry import Telemetry
 from .assembly_model import ModelChoice
 from .hook_points import PROMPT_HOOK_PURPOSE, SettingsWatch, prompt_model, with_permission_hooks
@@ -101,11 +103,13 @@ def build_hooks(
     metered = session.metered(model.provider, RequestKind.SIDE, purpose=PROMPT_HOOK_PURPOSE)
     provider = telemetry.side_requests(metered, PROMPT_HOOK_PURPOSE)
     fast = options.model.summary_model or default_summary_model(provider.name) or model.name
+    transcripts = hook_transcripts(options)
     return HookRunner(
         config,
         cwd=options.workspace.cwd,
         session_id=lambda: session.session_id,  # a new one after /clear
-        transcript_path=lambda: session.transcript.path if session.transcript else None,
+        transcript_path=None if transcripts is None else transcripts.follow(session),
+        sidechain_path=None if transcripts is None else transcripts.follow_sidechains(session),
         env=workspace.settings.env,
         permission_mode=lambda: permission.mode.value,  # the REPL may switch modes
         on_warning=notices.hook_warning,
@@ -113,6 +117,26 @@ def build_hooks(
         ask_model=prompt_model(provider, fast),
         observer=telemetry if telemetry.enabled else None,
     )
+
+
+def hook_transcripts(options: AgentOptions) -> HookTranscripts | None:
+    """The transcripts hooks read (`transcript_path`, a subagent's `agent_transcript_path`):
+    the session in Claude Code's format (`hooks.claude_transcript`), brought up to date
+    before each hook runs and kept in the project's `claude-code/` folder whatever store
+    keeps the session; none when the session is not persisted."""
+    if not options.session.persist:
+        return None
+    cwd = options.workspace.cwd
+    folder = project_dir(cwd, queryloop_home(options.session.home)) / CLAUDE_CODE_DIR
+    return HookTranscripts(folder, Path(cwd), _version())
+
+
+def _version() -> str:
+    """queryloop's version (a transcript line's `version`)."""
+    try:
+        return importlib.metadata.version("queryloop")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        return "0"
 
 
 def build_sandbox(

@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..messages.types import Message
+from .background import late_answer, late_context
 from .callables import run_callable_hook
 from .config import (
     CallableHook,
@@ -32,13 +34,15 @@ from .config import (
 from .events import TOOL_EVENTS, HookEvent
 from .http import run_http_hook
 from .prompt import PromptModel, run_prompt_hook
-from .shell import HookRun, run_command_hook
+from .shell import Detached, HookRun, run_command_hook
 from .types import HookStatus, HookWarning
 from .verdict import Merged, Verdict, interpret
 
 log = logging.getLogger(__name__)
 
 StatusCallback = Callable[[HookStatus], None]
+SidechainPath = Callable[[str, Sequence[Message]], Path]
+"""(agent id, the subagent's messages) -> its transcript in Claude Code's format."""
 
 
 class HookObserver(Protocol):
@@ -64,7 +68,9 @@ class HookMachinery:
     kept in `warnings` and logged. `on_status` receives a `HookStatus` when a hook with a
     `statusMessage` starts and when it ends (the CLI shows it as its spinner's text).
     `ask_model` answers prompt hooks; `session_id`, `transcript_path` and `permission_mode`
-    may be callables (/clear starts a new session; the REPL may switch modes). `observer`
+    may be callables (/clear starts a new session; the REPL may switch modes); a callable
+    `transcript_path` is called each time a hook is about to run (`hooks.claude_transcript`
+    brings the file up to date then), and `sidechain_path` gives a subagent's. `observer`
     hears each handler's start and end (the session's trace, `queryloop.telemetry`).
     """
 
@@ -81,12 +87,14 @@ class HookMachinery:
         on_status: StatusCallback | None = None,
         ask_model: PromptModel | None = None,
         observer: HookObserver | None = None,
+        sidechain_path: SidechainPath | None = None,
     ) -> None:
         self.config = config
         self.observer = observer
         self.cwd = cwd
         self._session_id = session_id
         self._transcript_path = transcript_path
+        self._sidechain_path = sidechain_path
         self._mode = permission_mode
         self.on_warning = on_warning
         self.on_status = on_status
@@ -94,6 +102,8 @@ class HookMachinery:
         self.warnings: list[HookWarning] = []
         self._fired_once: set[int] = set()
         self._background: set[asyncio.Task[None]] = set()
+        self._detached: set[Detached] = set()
+        """Hooks gone on in the background after their async answer, not finished yet."""
         self._async_context: list[str] = []
         project = str(cwd)
         self._env = {
@@ -113,6 +123,13 @@ class HookMachinery:
         """The session's transcript path ("" when not persisted)."""
         path = self._transcript_path() if callable(self._transcript_path) else self._transcript_path
         return str(path or "")
+
+    def sidechain_transcript(self, agent_id: str, messages: Sequence[Message]) -> str | None:
+        """A subagent's transcript for its hooks (SubagentStop's `agent_transcript_path`),
+        brought up to date with its `messages`; None when there is none to give."""
+        if self._sidechain_path is None:
+            return None
+        return str(self._sidechain_path(agent_id, messages))
 
     @property
     def permission_mode(self) -> str:
@@ -154,6 +171,10 @@ class HookMachinery:
             self._start_background(hook, event, data)
         waited = [h for h in hooks if h not in background]
         runs = await asyncio.gather(*(self._run_one(h, event, data, timeout) for h in waited))
+        for run in runs:
+            if run.detached is not None:  # answered {"async": true}: the rest comes later
+                self._detached.add(run.detached)
+                self._spawn(self._finish_detached(event, run.detached))
         return Merged([self._interpret(event, run) for run in runs])
 
     def _selected(self, hook: Hook, event: HookEvent, tool: ToolCall | None) -> bool:
@@ -234,15 +255,44 @@ class HookMachinery:
     def _start_background(
         self, hook: CommandHook, event: HookEvent, data: Mapping[str, Any]
     ) -> None:
+        """A hook marked `async` in its settings: it runs beside the event, not before it."""
+
         async def run() -> None:
             result = await self._run_one(hook, event, data, None)
-            verdict = self._interpret(event, result)
-            if verdict.context:  # decisions come too late to matter; context is delivered
-                self._async_context.append(verdict.context)
+            if result.detached is not None:
+                self._detached.add(result.detached)
+                await self._finish_detached(event, result.detached)
+            else:
+                self._deliver_late(event, result)
 
-        task = asyncio.ensure_future(run())
+        self._spawn(run())
+
+    async def _finish_detached(self, event: HookEvent, detached: Detached) -> None:
+        try:
+            self._deliver_late(event, await detached.finish())
+        finally:
+            self._detached.discard(detached)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    def _deliver_late(self, event: HookEvent, run: HookRun) -> None:
+        """A background hook ended: its `systemMessage` and `additionalContext` go to the
+        model on the next turn, shown to nobody (Claude Code's rule); its decisions come
+        too late to matter. That it could not run, or was killed, is a warning."""
+        if run.error is not None:
+            self.warn(event, run.label, run.error)
+            return
+        answer = run.output if run.output is not None else late_answer(run.stdout)
+        context = late_context(answer)
+        if context:
+            self._async_context.append(context)
+        elif not answer and run.exit_code not in (0, None):
+            detail = run.stderr.strip() or run.stdout.strip() or "no output"
+            log.warning("background %s hook %r exited %s: %s", event.value, run.label,
+                        run.exit_code, detail[:500])  # fmt: skip
 
     def take_async_context(self) -> str | None:
         """Context from background hooks that finished since the last call (for the next turn)."""
@@ -252,13 +302,16 @@ class HookMachinery:
         return text
 
     async def aclose(self) -> None:
-        """Cancel background hooks still running (the session ends; Claude Code's -p does
-        the same at teardown)."""
+        """Cancel background hooks still running and kill their processes (the session
+        ends; Claude Code's -p does the same at teardown, outcome `cancelled`)."""
         tasks = list(self._background)
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        for detached in list(self._detached):  # a task cancelled before it began
+            await detached.stop()
+        self._detached.clear()
 
     # -- reporting --------------------------------------------------------------------------
 

@@ -133,8 +133,9 @@ class HookRunner(ToolEvents):
         """Stop / SubagentStop: `block` makes the loop go on with the message; `prevent` ends it.
 
         For SubagentStop, `agent` adds `agent_id`, `agent_type` and `agent_transcript_path`
-        (the matcher selects by agent type). `additionalContext` goes on like a block
-        (Claude Code: non-error feedback)."""
+        (the matcher selects by agent type); the path becomes the subagent's `messages` in
+        Claude Code's format when the session keeps such transcripts. `additionalContext`
+        goes on like a block (Claude Code: non-error feedback)."""
         event = HookEvent.SUBAGENT_STOP if subagent else HookEvent.STOP
         fields = {
             "stop_hook_active": stop_hook_active,
@@ -143,6 +144,9 @@ class HookRunner(ToolEvents):
             "session_crons": [],
             **(agent or {}),
         }
+        if subagent and agent and "agent_id" in agent and self.has_hooks(event):
+            readable = self.sidechain_transcript(str(agent["agent_id"]), messages)
+            fields["agent_transcript_path"] = readable or fields.get("agent_transcript_path", "")
         target = str(agent["agent_type"]) if agent and "agent_type" in agent else None
         merged = await self.run_event(event, target, fields)
         stop = merged.stop()
