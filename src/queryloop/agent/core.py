@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, Any, Generic, Unpack, overload
 
 from ..context.queue import PromptQueue
 
@@ -39,14 +39,14 @@ from ..providers.base import MessageComplete
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
 from ..session.files import restore_read_state
 from ..tasks import TaskManager
-from .options import AgentKwargs, AgentOptions, make_options
+from .options import AgentKwargs, AgentOptions, OutputType, make_options
 from .prompts import prepare_prompt
-from .result import RunRecorder, RunResult
+from .result import OutputT, RunRecorder, RunResult
 from .runtime import Runtime
 from .started import AgentState, Started, Unstarted
 
 
-class Agent:
+class Agent(Generic[OutputT]):
     """A coding agent you can embed.
 
         agent = Agent("claude-sonnet-5-5", tools=[my_tool], cwd="~/project")
@@ -55,26 +55,66 @@ class Agent:
 
     Several prompts in a row continue the same conversation; every message is appended to
     the session transcript as it is created, so `Agent.resume(session_id)` picks it up.
+    With `output_type=X` it is an `Agent[X]`: each `RunResult[X].output` is an X
+    (docs/structured-output.md).
     """
 
-    def __init__(self, model: str | None = None, **options: Unpack[AgentKwargs]) -> None:
+    @overload
+    def __init__(
+        self: Agent[None],
+        model: str | None = None,
+        *,
+        output_type: None = None,
+        **options: Unpack[AgentKwargs],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Agent[OutputT],
+        model: str | None = None,
+        *,
+        output_type: type[OutputT],
+        **options: Unpack[AgentKwargs],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Agent[dict[str, Any]],
+        model: str | None = None,
+        *,
+        output_type: Mapping[str, Any],
+        **options: Unpack[AgentKwargs],
+    ) -> None: ...
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        output_type: OutputType | None = None,
+        **options: Unpack[AgentKwargs],
+    ) -> None:
         """Create an agent (nothing starts until the first prompt or `start()`).
 
         Args:
             model: The main model, e.g. "claude-sonnet-5-5", or "openai:NAME" for an
                 OpenAI-compatible server. Default: `QUERYLOOP_MODEL`, the settings' model.
+            output_type: What each prompt returns besides its text: a pydantic model, a
+                dataclass, a TypedDict or a JSON Schema dict (`RunResult.output`).
             **options: Any field of the `AgentOptions` groups, each documented there. The
                 common ones: `tools` (your tools, beside the built-in ones, allowed without
                 asking), `builtin_tools`, `cwd`, `permission_mode`, `allowed_tools`,
                 `disallowed_tools`, `can_use_tool`, `system_prompt`, `max_turns`, `hooks`.
 
         Raises:
-            ConfigError: an unknown option, an unknown permission mode, or two tools with
-                one name.
+            ConfigError: an unknown option, an unknown permission mode, two tools with
+                one name, or an output type that is no valid schema.
         """
-        chosen = make_options(model, options)
-        new = chosen.session
-        self._open(chosen, Session(new.session_id or new_session_id(), messages=new.history))
+        self._open_new(make_options(model, options, output_type))
+
+    def _open_new(self, options: AgentOptions) -> None:
+        """Set the agent up around a new session (the options' id and history, if given)."""
+        new = options.session
+        self._open(options, Session(new.session_id or new_session_id(), messages=new.history))
 
     def _open(
         self, options: AgentOptions, session: Session, resumed: LoadedSession | None = None
@@ -86,7 +126,7 @@ class Agent:
         self.prompt_queue = PromptQueue()
         """Prompts queued while a turn runs (`queue`); the runtime drains it between turns."""
         self.last_terminal: TerminalEvent | None = None
-        self.last_result: RunResult | None = None
+        self.last_result: RunResult[OutputT] | None = None
         """The result of the last prompt, set when its `stream()` ends (also when it was
         cancelled: then its terminal is `aborted_streaming`)."""
         self._state: AgentState = Unstarted(options, session, resumed)
@@ -97,31 +137,45 @@ class Agent:
 
     @classmethod
     def resume(
-        cls, session: str | Path, model: str | None = None, **options: Unpack[AgentKwargs]
-    ) -> Agent:
-        """Continue a stored session (an id, an id prefix, or a transcript path)."""
+        cls,
+        session: str | Path,
+        model: str | None = None,
+        *,
+        output_type: OutputType | None = None,
+        **options: Unpack[AgentKwargs],
+    ) -> Agent[Any]:
+        """Continue a stored session (an id, an id prefix, or a transcript path).
+        `output_type` as for `Agent(...)` (the result is typed `Agent[Any]`)."""
         from ..session import find_session, load_transcript
 
-        chosen = make_options(model, options)
+        chosen = make_options(model, options, output_type)
         path = Path(session)
         if not path.is_file():
             path = find_session(str(session), chosen.workspace.cwd, chosen.session.home)
         loaded = load_transcript(path)
         chosen = replace(chosen, session=replace(chosen.session, session_id=loaded.session_id))
-        agent = cls.__new__(cls)
+        agent: Agent[Any] = cls.__new__(cls)
         agent._open(chosen, _stored_session(loaded), resumed=loaded)
         return agent
 
     @classmethod
-    def continue_latest(cls, model: str | None = None, **options: Unpack[AgentKwargs]) -> Agent:
+    def continue_latest(
+        cls,
+        model: str | None = None,
+        *,
+        output_type: OutputType | None = None,
+        **options: Unpack[AgentKwargs],
+    ) -> Agent[Any]:
         """Continue the most recent session of this project (a new one if there is none)."""
         from ..session import latest_session
 
-        wanted = make_options(model, options)
+        wanted = make_options(model, options, output_type)
         latest = latest_session(wanted.workspace.cwd, wanted.session.home)
         if latest is None:
-            return cls(model, **options)
-        return cls.resume(latest, model, **options)
+            agent: Agent[Any] = cls.__new__(cls)
+            agent._open_new(wanted)
+            return agent
+        return cls.resume(latest, model, output_type=output_type, **options)
 
     async def _started(self) -> Started:
         """The started session, starting it first if it is not."""
@@ -204,14 +258,14 @@ class Agent:
         started = await self._started()
         started.runtime.permission.context.set_mode(chosen)
 
-    async def start(self) -> Agent:
+    async def start(self) -> Agent[OutputT]:
         """Set up now (providers, MCP servers, session) instead of on the first prompt."""
         await self._started()
         return self
 
     # ---- running ------------------------------------------------------------------------
 
-    async def run(self, prompt: str) -> RunResult:
+    async def run(self, prompt: str) -> RunResult[OutputT]:
         """Run one prompt to its end and return the result."""
         async for _event in self.stream(prompt):
             pass
@@ -459,7 +513,7 @@ class Agent:
         REPL exits), stop MCP servers and close the transcript."""
         self._state = await self._state.aclose(reason)
 
-    async def __aenter__(self) -> Agent:
+    async def __aenter__(self) -> Agent[OutputT]:
         return await self.start()
 
     async def __aexit__(

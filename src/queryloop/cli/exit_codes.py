@@ -30,6 +30,9 @@ class ExitCode(IntEnum):
     """A hook stopped the loop (hook_stopped, stop_hook_prevented)."""
     MEDIA_ERROR = 8
     """The API refused an image or document in the conversation (image_error)."""
+    STRUCTURED_OUTPUT = 9
+    """No output matching `--json-schema` after the allowed attempts
+    (max_structured_output_retries)."""
     INTERRUPTED = 130
     """Ctrl-C / SIGINT (128 + 2, the shell convention)."""
     OUTPUT_CLOSED = 141
@@ -49,6 +52,7 @@ _BY_TERMINAL: dict[str, ExitCode] = {
     "hook_stopped": ExitCode.HOOK_STOPPED,
     "stop_hook_prevented": ExitCode.HOOK_STOPPED,
     "image_error": ExitCode.MEDIA_ERROR,
+    "max_structured_output_retries": ExitCode.STRUCTURED_OUTPUT,
 }
 
 

@@ -33,6 +33,7 @@ from ..messages.interruption import INTERRUPTED_BY_USER, INTERRUPTED_FOR_TOOL_US
 from ..messages.types import Message, SystemSubtype, TombstoneReason
 from ..providers.errors import MediaError, PromptTooLongError
 from ..tools.executor import run_tools
+from ..tools.structured_output import OUTPUT_TOOL_NAME
 from . import prompts
 from .deps import CompactionOutcome, Compactor, PreprocessOutcome, QueryParams
 from .events import (
@@ -46,6 +47,12 @@ from .events import (
 from .model_call import ModelCall, ModelOutcome
 from .reasons import Continue, Terminal
 from .state import End, Next, State, Step
+from .structured import (
+    MAX_STRUCTURED_OUTPUT_RETRIES,
+    OUTPUT_REQUIRED,
+    batch_output,
+    retries_exhausted,
+)
 from .summaries import outcome_events, settle_terminal
 
 log = logging.getLogger(__name__)
@@ -126,6 +133,7 @@ class _Iteration:
         messages: Sequence[Message],
         detail: str = "",
         error: BaseException | None = None,
+        output: Any = None,
     ) -> End:
         terminal = TerminalEvent(
             reason=reason,
@@ -133,6 +141,7 @@ class _Iteration:
             detail=detail,
             error=error,
             messages=tuple(messages),
+            output=output,
         )
         return End(terminal, self.state.pending_tool_use_summary)
 
@@ -277,6 +286,10 @@ class _Iteration:
             async for item in self._recover_max_output(outcome, messages):
                 yield item
             return
+        if self.params.output_tool is not None:
+            async for item in self._require_output(messages):
+                yield item
+            return
         verdict = await self._stop_hook_verdict(outcome, messages)
         if verdict is not None:
             async for item in self._obey_stop_hook(verdict, messages, output_tokens):
@@ -296,6 +309,40 @@ class _Iteration:
             )
             return
         yield self._end(Terminal.COMPLETED, messages)
+
+    async def _require_output(self, messages: list[Message]) -> Phase:
+        """The model stopped without returning the structured output: tell it to call the
+        tool (a failed attempt), or end once the attempts are spent."""
+        failures = self.state.output_retries + 1
+        if failures > MAX_STRUCTURED_OUTPUT_RETRIES:
+            detail = retries_exhausted(failures, f"it answered without calling {OUTPUT_TOOL_NAME}")
+            yield self._end(Terminal.MAX_STRUCTURED_OUTPUT_RETRIES, messages, detail)
+            return
+        nudge = meta_user_message(OUTPUT_REQUIRED)
+        yield MessageEvent(nudge)
+        state = self.state.continued(Continue.STRUCTURED_OUTPUT_REQUIRED, [*messages, nudge])
+        yield Next(replace(state, output_retries=failures))
+
+    def _settle_output(
+        self, outcome: ModelOutcome, results: Sequence[Message], messages: list[Message]
+    ) -> End | None:
+        """After a batch: end the query with its structured output when a call returned a
+        valid one, or when failed calls spent the last attempt; else None (go on; a failed
+        call counts, and its is_error result tells the model what was wrong)."""
+        tool = self.params.output_tool
+        if tool is None:
+            return None
+        found = batch_output(tool, outcome.tool_uses, results)
+        if found.accepted is not None:
+            return self._end(Terminal.COMPLETED, messages, output=found.accepted.value)
+        if not found.error:
+            return None
+        failures = self.state.output_retries + 1
+        self.state = replace(self.state, output_retries=failures)
+        if failures > MAX_STRUCTURED_OUTPUT_RETRIES:
+            detail = retries_exhausted(failures, found.error)
+            return self._end(Terminal.MAX_STRUCTURED_OUTPUT_RETRIES, messages, detail)
+        return None
 
     def _budget_allows_more(self, total: int, last: int) -> bool:
         budget = self.params.token_budget or 0
@@ -397,6 +444,10 @@ class _Iteration:
         stop = None if said is None else said.reason if said.blocked else said.stop_reason
         if stop:
             yield self._end(Terminal.HOOK_STOPPED, messages, stop)
+            return
+        settled = self._settle_output(outcome, results, messages)
+        if settled is not None:
+            yield settled
             return
         async for item in self._next_turn(outcome, results, messages):
             yield item

@@ -22,6 +22,9 @@ class Continue(StrEnum):
     """A stop hook blocked the stop; its message was injected."""
     TOKEN_BUDGET_CONTINUATION = "token_budget_continuation"
     """The model stopped with token budget left; nudged to go on."""
+    STRUCTURED_OUTPUT_REQUIRED = "structured_output_required"
+    """The model stopped without returning the prompt's structured output; told to call
+    the StructuredOutput tool."""
 
 
 class Terminal(StrEnum):
@@ -37,3 +40,6 @@ class Terminal(StrEnum):
     STOP_HOOK_PREVENTED = "stop_hook_prevented"
     HOOK_STOPPED = "hook_stopped"
     MAX_TURNS = "max_turns"
+    MAX_STRUCTURED_OUTPUT_RETRIES = "max_structured_output_retries"
+    """No valid structured output after the allowed attempts (the Claude Agent SDK's
+    `error_max_structured_output_retries`)."""
