@@ -182,7 +182,7 @@ def event_record(event: object, session_id: str) -> dict[str, Any] | None:
     return None if build is None else build(event, session_id)
 
 
-def result_record(result: RunResult, *, interrupted: bool = False) -> dict[str, Any]:
+def result_record(result: RunResult[Any], *, interrupted: bool = False) -> dict[str, Any]:
     """The final `result` object (json output, and the last stream-json line)."""
     return {
         "type": "result",
@@ -199,10 +199,17 @@ def result_record(result: RunResult, *, interrupted: bool = False) -> dict[str, 
         "duration_ms": int(result.duration_s * 1000),
         "permission_denials": jsonable(result.denials),
         "exit_code": int(exit_code_for(result.terminal, interrupted=interrupted)),
+        **_structured(result),
     }
 
 
-def init_record(agent: Agent) -> dict[str, Any]:
+def _structured(result: RunResult[Any]) -> dict[str, Any]:
+    """Claude Code's `structured_output` (`--json-schema`): the validated value, when the
+    run returned one."""
+    return {} if result.output is None else {"structured_output": jsonable(result.output)}
+
+
+def init_record(agent: Agent[Any]) -> dict[str, Any]:
     """The first stream-json line: session id, model, cwd, tool names, permission mode."""
     from .. import __version__
 
