@@ -32,7 +32,11 @@ from .mapping import AgentPlan, checked_mode, plan_agent
 from .messages import Message, ResultMessage, SystemMessage
 from .options import ClaudeAgentOptions
 
-_SUBTYPES = {Terminal.COMPLETED: "success", Terminal.MAX_TURNS: "error_max_turns"}
+_SUBTYPES = {
+    Terminal.COMPLETED: "success",
+    Terminal.MAX_TURNS: "error_max_turns",
+    Terminal.MAX_STRUCTURED_OUTPUT_RETRIES: "error_max_structured_output_retries",
+}
 _UNSET = object()
 
 
@@ -41,14 +45,14 @@ class Conversation:
 
     def __init__(self, options: ClaudeAgentOptions) -> None:
         self.plan: AgentPlan = plan_agent(options)
-        self.agent: Agent | None = None
+        self.agent: Agent[Any] | None = None
         self._next_model: Any = _UNSET
         self._cost = 0.0
         self._usage = Usage()
         self._running = False
         self._interrupted = False
 
-    async def open(self) -> Agent:
+    async def open(self) -> Agent[Any]:
         """Make the Agent (new, resumed or continued) and start it."""
         plan = self.plan
         if plan.resume:
@@ -59,7 +63,7 @@ class Conversation:
             agent = Agent(plan.model, **plan.kwargs)
         return await self._start(agent)
 
-    async def _start(self, agent: Agent) -> Agent:
+    async def _start(self, agent: Agent[Any]) -> Agent[Any]:
         self.agent = agent
         if self.plan.permission is not None:
             self.plan.permission.on_interrupt = self.interrupt
@@ -116,7 +120,7 @@ class Conversation:
         if self.agent is not None:
             await self.agent.aclose()
 
-    async def _switch_model(self) -> Agent:
+    async def _switch_model(self) -> Agent[Any]:
         agent = self.agent
         assert agent is not None, "open() first"
         if self._next_model is _UNSET:
@@ -134,7 +138,7 @@ class Conversation:
             return await self._start(Agent.resume(agent.session_id, model, **kwargs))
         return await self._start(Agent(model, **kwargs))
 
-    def init_message(self, agent: Agent) -> SystemMessage:
+    def init_message(self, agent: Agent[Any]) -> SystemMessage:
         """Claude Code's `system`/`init`: what this session runs with."""
         tools = agent.tool_names
         data = {
@@ -161,7 +165,7 @@ class Conversation:
             return _budget_errors(self.plan.max_budget_usd)
         return None if completed or not run.detail else [run.detail]
 
-    def _result(self, run: RunResult, meter: _Meter) -> ResultMessage:
+    def _result(self, run: RunResult[Any], meter: _Meter) -> ResultMessage:
         self._cost += run.cost_usd
         self._usage = self._usage + run.usage
         over_budget = meter.over_budget
@@ -183,6 +187,7 @@ class Conversation:
             total_cost_usd=round(self._cost, 6),
             usage=self._usage.to_dict(),
             result=text,
+            structured_output=run.output if completed else None,
             permission_denials=[_denial(d) for d in run.denials],
             errors=self._errors(run, over_budget, completed),
             uuid=str(uuid.uuid4()),
@@ -240,7 +245,7 @@ def _denial(denial: PermissionDenial) -> dict[str, Any]:
     }
 
 
-def mcp_status(agent: Agent) -> list[dict[str, Any]]:
+def mcp_status(agent: Agent[Any]) -> list[dict[str, Any]]:
     """Each MCP server as the SDK reports it: name, status, error, tools. In-process
     servers (their tools are queryloop tools named `mcp__<server>__<tool>`) are connected."""
     tools: dict[str, list[dict[str, str]]] = {}
