@@ -121,6 +121,9 @@ async def test_a_pydantic_model_comes_back_as_an_instance(tmp_path: Path) -> Non
     assert [r.get("is_error", False) for r in tool_results(second)] == [False]
     assert server.violations == [[], []]
     assert again.output == Verdict(verdict="fail", score=0)
+    resumed: Agent[Verdict] = Agent.resume(result.session_id, MODEL, cwd=tmp_path,
+                                           output_type=Verdict)  # fmt: skip
+    assert resumed.options.output.output_type is Verdict
 
 
 async def test_a_dataclass_and_a_typed_dict_are_validated_into_their_types(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def test_no_match_after_the_attempts_is_exit_status_9(
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         code, out = run_main(served, "-p", "bird", "--output-format", "json")
     result = json.loads(out)
-    assert code == ExitCode.STRUCTURED_OUTPUT == 9
+    assert code == ExitCode.STRUCTURED_OUTPUT and int(ExitCode.STRUCTURED_OUTPUT) == 9
     assert result["terminal_reason"] == "max_structured_output_retries"
     assert "structured_output" not in result
 

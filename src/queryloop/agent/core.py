@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Unpack, overload
+from typing import TYPE_CHECKING, Generic, Unpack, cast
+
+from typing_extensions import TypeVar
 
 from ..context.queue import PromptQueue
 
@@ -39,11 +41,14 @@ from ..providers.base import MessageComplete
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
 from ..session.files import restore_read_state
 from ..tasks import TaskManager
-from .options import AgentKwargs, AgentOptions, OutputType, make_options
+from .options import AgentKwargs, AgentOptions, SchemaDict, make_options
 from .prompts import prepare_prompt
 from .result import OutputT, RunRecorder, RunResult
 from .runtime import Runtime
 from .started import AgentState, Started, Unstarted
+
+ResumedT = TypeVar("ResumedT", default=None)
+"""`Agent.resume` and `Agent.continue_latest`'s output type (as `OutputT` for `Agent(...)`)."""
 
 
 class Agent(Generic[OutputT]):
@@ -59,38 +64,11 @@ class Agent(Generic[OutputT]):
     (docs/structured-output.md).
     """
 
-    @overload
-    def __init__(
-        self: Agent[None],
-        model: str | None = None,
-        *,
-        output_type: None = None,
-        **options: Unpack[AgentKwargs],
-    ) -> None: ...
-
-    @overload
     def __init__(
         self: Agent[OutputT],
         model: str | None = None,
         *,
-        output_type: type[OutputT],
-        **options: Unpack[AgentKwargs],
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: Agent[dict[str, Any]],
-        model: str | None = None,
-        *,
-        output_type: Mapping[str, Any],
-        **options: Unpack[AgentKwargs],
-    ) -> None: ...
-
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        output_type: OutputType | None = None,
+        output_type: type[OutputT] | SchemaDict[OutputT] | None = None,
         **options: Unpack[AgentKwargs],
     ) -> None:
         """Create an agent (nothing starts until the first prompt or `start()`).
@@ -141,11 +119,11 @@ class Agent(Generic[OutputT]):
         session: str | Path,
         model: str | None = None,
         *,
-        output_type: OutputType | None = None,
+        output_type: type[ResumedT] | SchemaDict[ResumedT] | None = None,
         **options: Unpack[AgentKwargs],
-    ) -> Agent[Any]:
-        """Continue a stored session (an id, an id prefix, or a transcript path).
-        `output_type` as for `Agent(...)` (the result is typed `Agent[Any]`)."""
+    ) -> Agent[ResumedT]:
+        """Continue a stored session (an id, an id prefix, or a transcript path), with
+        `output_type` as for `Agent(...)`."""
         from ..session import find_session, load_transcript
 
         chosen = make_options(model, options, output_type)
@@ -154,7 +132,7 @@ class Agent(Generic[OutputT]):
             path = find_session(str(session), chosen.workspace.cwd, chosen.session.home)
         loaded = load_transcript(path)
         chosen = replace(chosen, session=replace(chosen.session, session_id=loaded.session_id))
-        agent: Agent[Any] = cls.__new__(cls)
+        agent = cast("Agent[ResumedT]", cls.__new__(cls))
         agent._open(chosen, _stored_session(loaded), resumed=loaded)
         return agent
 
@@ -163,16 +141,16 @@ class Agent(Generic[OutputT]):
         cls,
         model: str | None = None,
         *,
-        output_type: OutputType | None = None,
+        output_type: type[ResumedT] | SchemaDict[ResumedT] | None = None,
         **options: Unpack[AgentKwargs],
-    ) -> Agent[Any]:
+    ) -> Agent[ResumedT]:
         """Continue the most recent session of this project (a new one if there is none)."""
         from ..session import latest_session
 
         wanted = make_options(model, options, output_type)
         latest = latest_session(wanted.workspace.cwd, wanted.session.home)
         if latest is None:
-            agent: Agent[Any] = cls.__new__(cls)
+            agent = cast("Agent[ResumedT]", cls.__new__(cls))
             agent._open_new(wanted)
             return agent
         return cls.resume(latest, model, output_type=output_type, **options)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, TypeVar, cast
 
 from ..agents.definitions import AgentDefinition
 from ..agents.host import DEFAULT_MAX_DEPTH
@@ -45,6 +45,19 @@ PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermission
 OutputType: TypeAlias = type[Any] | Mapping[str, Any]
 """What a prompt returns (`output_type`): a pydantic model, a dataclass, a TypedDict, or a
 JSON Schema dict."""
+
+_DictT_co = TypeVar("_DictT_co", covariant=True)
+
+
+class SchemaDict(Protocol[_DictT_co]):
+    """A JSON Schema dict as `Agent(output_type=...)` types it: its `copy()` is its own type,
+    so mypy binds the Agent's output type to the dict's (`Agent[dict[str, Any]]`) with one
+    signature, no overloads (whose errors would no longer name a mistyped keyword)."""
+
+    def copy(self) -> _DictT_co: ...
+
+    def keys(self) -> Any: ...
+
 
 HooksArg = Mapping[str, Sequence[HookMatcher | HookCallable]]
 """Python hooks by event name: `{"Stop": [fn], "PreToolUse": [HookMatcher("Bash", [fn])]}`."""
@@ -353,7 +366,7 @@ class AgentKwargs(TypedDict, total=False):
 
 
 def make_options(
-    model: str | None, kwargs: Mapping[str, Any], output_type: OutputType | None = None
+    model: str | None, kwargs: Mapping[str, Any], output_type: object = None
 ) -> AgentOptions:
     """`AgentOptions` from `Agent(...)`'s arguments: unknown names are a `ConfigError` (a
     dict built at run time, such as a batch task's options, gets no type check), paths are

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -95,7 +95,7 @@ class CliOptions:
     prompt: str | None = None
     print_mode: bool = False
     output_format: str = "text"
-    json_schema: Mapping[str, Any] | None = None
+    json_schema: dict[str, Any] | None = None
     """`--json-schema`: the Agent's `output_type` (Claude Code's flag); print mode only."""
     include_partial_messages: bool = False
     continue_latest: bool = False
