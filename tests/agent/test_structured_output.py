@@ -21,6 +21,7 @@ from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 from agent_support import MODEL, NO_RETRY
 from queryloop import Agent, tool
 from queryloop.errors import ConfigError
+from queryloop.hooks.types import StopHookInput, StopHookResult
 from queryloop.loop import Continue, Terminal, TransitionEvent
 from queryloop.loop.structured import MAX_STRUCTURED_OUTPUT_RETRIES
 from queryloop.messages import ToolResultBlock, UserMessage
@@ -327,6 +328,31 @@ async def test_the_output_tool_called_beside_other_tools_in_one_turn(tmp_path: P
     assert result.output == Verdict(verdict="ok", score=1) and result.turns == 1
     assert [r.get("is_error", False) for r in results] == [False, False]
     assert again.terminal is Terminal.COMPLETED and violations == [[], []]
+
+
+async def test_a_stop_hook_is_asked_before_the_output_ends_the_prompt(tmp_path: Path) -> None:
+    """A valid output is a stop like any other: a Stop hook that blocks sends the model back
+    to work (with its words), and the output it returns then is the prompt's."""
+    asked: list[bool] = []
+
+    async def check_first(hook_input: StopHookInput) -> StopHookResult | None:
+        asked.append(hook_input.stop_hook_active)
+        return None if asked[1:] else StopHookResult("block", "Run the linter first.")
+
+    script = [turn(structured_output({"verdict": "draft", "score": 1})),
+              turn(structured_output({"verdict": "final", "score": 2}))]  # fmt: skip
+    with MessagesServer(script) as server:
+        agent = Agent(MODEL, base_url=server.base_url, retry=NO_RETRY, cwd=tmp_path,
+                      output_type=Verdict, stop_hooks=[check_first])  # fmt: skip
+        transitions = [
+            e.reason async for e in agent.stream("Review it") if isinstance(e, TransitionEvent)
+        ]
+        result = agent.last_result
+        await agent.aclose()
+        fed_back = json.dumps(server.requests[1]["messages"][-1])
+    assert result is not None and result.output == Verdict(verdict="final", score=2)
+    assert transitions == [Continue.STOP_HOOK_BLOCKING] and asked == [False, True]
+    assert "Run the linter first." in fed_back
 
 
 async def test_subagents_are_not_offered_the_output_tool(tmp_path: Path) -> None:

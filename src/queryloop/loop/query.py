@@ -323,26 +323,35 @@ class _Iteration:
         state = self.state.continued(Continue.STRUCTURED_OUTPUT_REQUIRED, [*messages, nudge])
         yield Next(replace(state, output_retries=failures))
 
-    def _settle_output(
+    async def _settle_output(
         self, outcome: ModelOutcome, results: Sequence[Message], messages: list[Message]
-    ) -> End | None:
+    ) -> Phase:
         """After a batch: end the query with its structured output when a call returned a
-        valid one, or when failed calls spent the last attempt; else None (go on; a failed
-        call counts, and its is_error result tells the model what was wrong)."""
+        valid one (Stop hooks are asked first, as for any stop: a block sends the model
+        back to work and it returns its output again), or when failed calls spent the last
+        attempt. Yields nothing when the query goes on (a failed call counts; its is_error
+        result tells the model what was wrong)."""
         tool = self.params.output_tool
         if tool is None:
-            return None
+            return
         found = batch_output(tool, outcome.tool_uses, results)
         if found.accepted is not None:
-            return self._end(Terminal.COMPLETED, messages, output=found.accepted.value)
+            value = found.accepted.value
+            verdict = await self._stop_hook_verdict(outcome, messages)
+            if verdict is None:
+                yield self._end(Terminal.COMPLETED, messages, output=value)
+                return
+            spent = self.state.output_tokens + outcome.usage.output_tokens
+            async for item in self._obey_stop_hook(verdict, messages, spent, output=value):
+                yield item
+            return
         if not found.error:
-            return None
+            return
         failures = self.state.output_retries + 1
         self.state = replace(self.state, output_retries=failures)
         if failures > MAX_STRUCTURED_OUTPUT_RETRIES:
             detail = retries_exhausted(failures, found.error)
-            return self._end(Terminal.MAX_STRUCTURED_OUTPUT_RETRIES, messages, detail)
-        return None
+            yield self._end(Terminal.MAX_STRUCTURED_OUTPUT_RETRIES, messages, detail)
 
     def _budget_allows_more(self, total: int, last: int) -> bool:
         budget = self.params.token_budget or 0
@@ -405,12 +414,17 @@ class _Iteration:
         return None
 
     async def _obey_stop_hook(
-        self, verdict: StopHookResult, messages: list[Message], output_tokens: int
+        self,
+        verdict: StopHookResult,
+        messages: list[Message],
+        output_tokens: int,
+        output: Any = None,
     ) -> Phase:
-        """`prevent` ends the query; `block` injects the hook's message and goes on."""
+        """`prevent` ends the query (with the structured output it was about to return, if
+        any); `block` injects the hook's message and goes on."""
         if verdict.decision == "prevent":
             detail = verdict.message or "A stop hook ended the conversation."
-            yield self._end(Terminal.STOP_HOOK_PREVENTED, messages, detail)
+            yield self._end(Terminal.STOP_HOOK_PREVENTED, messages, detail, output=output)
             return
         feedback = meta_user_message(f"Stop hook feedback:\n{verdict.message}")
         yield MessageEvent(feedback)
@@ -445,9 +459,11 @@ class _Iteration:
         if stop:
             yield self._end(Terminal.HOOK_STOPPED, messages, stop)
             return
-        settled = self._settle_output(outcome, results, messages)
-        if settled is not None:
-            yield settled
+        settled = False
+        async for item in self._settle_output(outcome, results, messages):
+            settled = True  # it ended the iteration (its last item is the Step)
+            yield item
+        if settled:
             return
         async for item in self._next_turn(outcome, results, messages):
             yield item
