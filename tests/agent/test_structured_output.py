@@ -399,3 +399,26 @@ def test_a_schema_that_cannot_work_is_refused_before_any_request(
     with MessagesServer([]) as server, pytest.raises(ConfigError, match=words):
         Agent(MODEL, base_url=server.base_url, cwd=tmp_path, output_type=output_type)
     assert server.requests == []
+
+
+async def test_an_openai_compatible_server_returns_it_through_the_same_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool works with every provider: over the Chat Completions API it is a function
+    whose parameters are the schema (with its `$defs`), and an invalid call comes back."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    bad = {"findings": [{"file": "a.py", "severity": "urgent"}], "summary": "s"}
+    good = {"findings": [{"file": "a.py", "severity": "low"}], "summary": "s"}
+    script = [turn(structured_output(bad)), turn(structured_output(good))]
+    with MessagesServer(script) as server:
+        agent = Agent("ollama:qwen2.5", base_url=server.base_url + "/v1", cwd=tmp_path,
+                      output_type=Review)  # fmt: skip
+        review: Review = (await agent.run("Review it")).output
+        await agent.aclose()
+        first, second = server.requests
+    functions = {t["function"]["name"]: t["function"] for t in first["tools"]}
+    assert functions[OUTPUT_TOOL]["parameters"]["$defs"].keys() == {"Finding", "Severity"}
+    assert review.findings[0].severity is Severity.LOW
+    [sent_back] = [m for m in second["messages"] if m["role"] == "tool"]
+    assert "'low' or 'high'" in str(sent_back["content"])
