@@ -33,7 +33,6 @@ from ..messages.interruption import INTERRUPTED_BY_USER, INTERRUPTED_FOR_TOOL_US
 from ..messages.types import Message, SystemSubtype, TombstoneReason
 from ..providers.errors import MediaError, PromptTooLongError
 from ..tools.executor import run_tools
-from ..tools.structured_output import OUTPUT_TOOL_NAME
 from . import prompts
 from .deps import CompactionOutcome, Compactor, PreprocessOutcome, QueryParams
 from .events import (
@@ -49,6 +48,7 @@ from .reasons import Continue, Terminal
 from .state import End, Next, State, Step
 from .structured import (
     MAX_STRUCTURED_OUTPUT_RETRIES,
+    NOT_CALLED,
     OUTPUT_REQUIRED,
     batch_output,
     retries_exhausted,
@@ -315,7 +315,7 @@ class _Iteration:
         tool (a failed attempt), or end once the attempts are spent."""
         failures = self.state.output_retries + 1
         if failures > MAX_STRUCTURED_OUTPUT_RETRIES:
-            detail = retries_exhausted(failures, f"it answered without calling {OUTPUT_TOOL_NAME}")
+            detail = retries_exhausted(failures, NOT_CALLED)
             yield self._end(Terminal.MAX_STRUCTURED_OUTPUT_RETRIES, messages, detail)
             return
         nudge = meta_user_message(OUTPUT_REQUIRED)

@@ -14,13 +14,17 @@ from ..tools.structured_output import OUTPUT_TOOL_NAME, Accepted, StructuredOutp
 
 MAX_STRUCTURED_OUTPUT_RETRIES = 5
 """Failed attempts sent back to the model before the query ends with
-`max_structured_output_retries` (Claude Code's default, `MAX_STRUCTURED_OUTPUT_RETRIES`)."""
+`max_structured_output_retries` (5: the default reported for Claude Code's
+`MAX_STRUCTURED_OUTPUT_RETRIES`; docs/structured-output.md)."""
 
 OUTPUT_REQUIRED = (
     f"You MUST call the {OUTPUT_TOOL_NAME} tool to complete this request: your final answer "
     "is its input, matching its schema. Call it now."
 )
 """The nudge when the model stops without calling the tool (Claude Code's Stop-hook words)."""
+
+NOT_CALLED = f"it answered without calling {OUTPUT_TOOL_NAME}"
+"""The last error of a query whose last attempt was a stop without the tool."""
 
 
 @dataclass(frozen=True, slots=True)
