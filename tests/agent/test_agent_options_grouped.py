@@ -14,7 +14,7 @@ from agent_helpers import local_agent
 
 from queryloop import Agent
 from queryloop.agent import AgentKwargs, AgentOptions
-from queryloop.agent.options import option_fields, option_groups
+from queryloop.agent.options import OWN_PARAMETERS, option_fields, option_groups
 from queryloop.agent.runtime import Runtime
 from queryloop.permissions.modes import PermissionMode
 from queryloop.testing import MessagesServer, text, turn
@@ -29,7 +29,7 @@ def test_agent_kwargs_are_the_union_of_the_groups_fields() -> None:
     groups = [f.default_factory for f in dataclasses.fields(AgentOptions)]
     declared = [f.name for group in groups for f in dataclasses.fields(group)]  # type: ignore[arg-type]
     assert len(declared) == len(set(declared)) == len(option_fields())  # each in one group
-    assert set(AgentKwargs.__annotations__) == set(declared) - {"model"}
+    assert set(AgentKwargs.__annotations__) == set(declared) - OWN_PARAMETERS
     assert set(option_groups()) == set(declared)
 
 

@@ -17,7 +17,7 @@ from agent_helpers import local_agent
 
 from queryloop import Agent, tool
 from queryloop.agent import AgentKwargs, PermissionDenial, RunResult
-from queryloop.agent.options import option_fields
+from queryloop.agent.options import OWN_PARAMETERS, option_fields
 from queryloop.errors import ConfigError
 from queryloop.loop import Terminal
 from queryloop.permissions.checker import PermissionRequest
@@ -182,7 +182,7 @@ def test_agent_kwargs_match_the_options_one_for_one() -> None:
 
     kwargs = {k: written(v) for k, v in AgentKwargs.__annotations__.items()}
     options = {f.name: written(f.type) for f in option_fields().values()}
-    assert set(kwargs) == set(options) - {"model"}
+    assert set(kwargs) == set(options) - OWN_PARAMETERS
     widened = {"cwd": "str | Path | None", "home": "str | Path | None"}
     widened["mcp_config"] = "str | Path | None"
     widened["add_dirs"] = "Sequence[str | Path]"

@@ -252,7 +252,7 @@ async def test_resume_and_continue_conversation_pick_up_the_session(
         (ClaudeAgentOptions(cli_path="/usr/bin/claude"), "cli_path"),
         (ClaudeAgentOptions(permission_mode="dontAsk"), "permission_mode='dontAsk'"),  # type: ignore[arg-type]
         (ClaudeAgentOptions(effort="high"), "effort"),
-        (ClaudeAgentOptions(output_format={"type": "json_schema", "schema": {}}), "output_format"),
+        (ClaudeAgentOptions(output_format={"type": "json"}), "output_format"),
         (ClaudeAgentOptions(resume="x", continue_conversation=True), "continue_conversation"),
         (
             ClaudeAgentOptions(mcp_servers={"old": {"type": "sse", "url": "http://x"}}),

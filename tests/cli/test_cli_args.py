@@ -136,7 +136,7 @@ def test_the_options_are_declared_once() -> None:
     import typing
 
     from queryloop.agent import AgentKwargs
-    from queryloop.agent.options import PermissionModeName, option_fields
+    from queryloop.agent.options import OWN_PARAMETERS, PermissionModeName, option_fields
     from queryloop.cli.args import (
         CACHE_TTLS,
         COMPACTIONS,
@@ -159,7 +159,7 @@ def test_the_options_are_declared_once() -> None:
         assert item.default == twin.default, item.name
         assert item.default_factory == twin.default_factory, item.name
     kwargs = {k: written(v) for k, v in AgentKwargs.__annotations__.items()}
-    assert set(kwargs) == set(options) - {"model"}
+    assert set(kwargs) == set(options) - OWN_PARAMETERS
     widened = dict.fromkeys(("cwd", "home", "mcp_config"), "str | Path | None")
     widened["add_dirs"] = "Sequence[str | Path]"
     for name, hint in kwargs.items():

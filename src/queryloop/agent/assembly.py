@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +61,13 @@ from .assembly_model import (
     build_thinking,
     build_tool_use_summarizer,
 )
-from .assembly_tools import build_checkpoints, build_tool_context, build_tools
+from .assembly_tools import (
+    build_checkpoints,
+    build_output_tool,
+    build_tool_context,
+    build_tools,
+    with_tool,
+)
 from .attachments import SessionAttachments
 from .options import AgentOptions
 from .runtime import Notices, Runtime
@@ -121,7 +128,7 @@ async def assemble(
     sandbox = build_sandbox(options, workspace, home, notices)
     if sandbox is not None:
         exit_stack.push_async_callback(sandbox.aclose)
-    tools = build_tools(
+    shared = build_tools(
         options,
         mcp,
         workspace,
@@ -129,6 +136,8 @@ async def assemble(
         compact_config.context_window,
         session_id=lambda: session.session_id,  # a new one after /clear
     )
+    output_tool = build_output_tool(options)
+    tools = with_tool(shared, output_tool)  # the main thread's; subagents get `shared`
     permission_context = build_permission_context(options, workspace, home, sandbox)
     hooks = build_hooks(options, workspace, session, permission_context, notices, model, telemetry)
     permission = build_permission(options, permission_context, hooks)
@@ -147,7 +156,8 @@ async def assemble(
         path_rules=session_context.path_rules(),
     )  # fmt: skip
     subagents = build_subagents(
-        thread_options, session, provider=model.provider, permission=permission, hooks=hooks,
+        replace(thread_options, tools=shared), session, provider=model.provider,
+        permission=permission, hooks=hooks,
         tasks=tasks, session_dir=session_dir, cwd=options.workspace.cwd, home=home,
         trusted=workspace.trusted, agents=[*agents, *options.subagents.agents],
         max_depth=options.subagents.max_subagent_depth, notify=notices.add, telemetry=telemetry,
@@ -193,6 +203,7 @@ async def assemble(
             options, model, session, tool_context, telemetry
         ),
         task_events=subagents.tasks.drain_events,
+        output_tool=output_tool,
     )
     start_transcript(transcript, resumed, model.name, options.workspace.cwd, facts)
     return Runtime(

@@ -23,6 +23,7 @@ from ..tools.builtin import selected_builtin_names
 from ..tools.builtin.tool_search import ToolSearchTool
 from ..tools.deferred import is_mcp_tool
 from ..tools.services import HiddenPaths
+from ..tools.structured_output import OutputSchema, StructuredOutputTool
 from .options import AgentOptions
 
 if TYPE_CHECKING:
@@ -62,6 +63,20 @@ def build_tools(
         )
     )
     return ToolSet(tuple(eager), tuple(deferred))
+
+
+def build_output_tool(options: AgentOptions) -> StructuredOutputTool | None:
+    """The `StructuredOutput` tool of the Agent's `output_type` (None without one): the main
+    thread's last tool; subagents are not offered it (their answer is their tool result)."""
+    output_type = options.output.output_type
+    if output_type is None:
+        return None
+    return StructuredOutputTool(OutputSchema.of(output_type))
+
+
+def with_tool(tools: ToolSet, tool: Tool | None) -> ToolSet:
+    """`tools` with `tool` last among the eager ones (its schema closes the tools array)."""
+    return tools if tool is None else ToolSet((*tools.eager, tool), tools.deferred)
 
 
 def build_tool_context(

@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, Generic, Unpack, cast
+
+from typing_extensions import TypeVar
 
 from ..context.queue import PromptQueue
 
@@ -41,14 +43,17 @@ from ..providers.base import MessageComplete
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
 from ..session.files import restore_read_state
 from ..tasks import TaskManager
-from .options import AgentKwargs, AgentOptions, make_options
+from .options import AgentKwargs, AgentOptions, SchemaDict, make_options
 from .prompts import prepare_prompt
-from .result import RunRecorder, RunResult
+from .result import OutputT, RunRecorder, RunResult
 from .runtime import Runtime
 from .started import AgentState, Started, Unstarted
 
+ResumedT = TypeVar("ResumedT", default=None)
+"""`Agent.resume` and `Agent.continue_latest`'s output type (as `OutputT` for `Agent(...)`)."""
 
-class Agent:
+
+class Agent(Generic[OutputT]):
     """A coding agent you can embed.
 
         agent = Agent("claude-sonnet-5-5", tools=[my_tool], cwd="~/project")
@@ -57,26 +62,39 @@ class Agent:
 
     Several prompts in a row continue the same conversation; every message is appended to
     the session transcript as it is created, so `Agent.resume(session_id)` picks it up.
+    With `output_type=X` it is an `Agent[X]`: each `RunResult[X].output` is an X
+    (docs/structured-output.md).
     """
 
-    def __init__(self, model: str | None = None, **options: Unpack[AgentKwargs]) -> None:
+    def __init__(
+        self: Agent[OutputT],
+        model: str | None = None,
+        *,
+        output_type: type[OutputT] | SchemaDict[OutputT] | None = None,
+        **options: Unpack[AgentKwargs],
+    ) -> None:
         """Create an agent (nothing starts until the first prompt or `start()`).
 
         Args:
             model: The main model, e.g. "claude-sonnet-5-5", or "openai:NAME" for an
                 OpenAI-compatible server. Default: `QUERYLOOP_MODEL`, the settings' model.
+            output_type: What each prompt returns besides its text: a pydantic model, a
+                dataclass, a TypedDict or a JSON Schema dict (`RunResult.output`).
             **options: Any field of the `AgentOptions` groups, each documented there. The
                 common ones: `tools` (your tools, beside the built-in ones, allowed without
                 asking), `builtin_tools`, `cwd`, `permission_mode`, `allowed_tools`,
                 `disallowed_tools`, `can_use_tool`, `system_prompt`, `max_turns`, `hooks`.
 
         Raises:
-            ConfigError: an unknown option, an unknown permission mode, or two tools with
-                one name.
+            ConfigError: an unknown option, an unknown permission mode, two tools with
+                one name, or an output type that is no valid schema.
         """
-        chosen = make_options(model, options)
-        new = chosen.session
-        self._open(chosen, Session(new.session_id or new_session_id(), messages=new.history))
+        self._open_new(make_options(model, options, output_type))
+
+    def _open_new(self, options: AgentOptions) -> None:
+        """Set the agent up around a new session (the options' id and history, if given)."""
+        new = options.session
+        self._open(options, Session(new.session_id or new_session_id(), messages=new.history))
 
     def _open(
         self, options: AgentOptions, session: Session, resumed: LoadedSession | None = None
@@ -88,7 +106,7 @@ class Agent:
         self.prompt_queue = PromptQueue()
         """Prompts queued while a turn runs (`queue`); the runtime drains it between turns."""
         self.last_terminal: TerminalEvent | None = None
-        self.last_result: RunResult | None = None
+        self.last_result: RunResult[OutputT] | None = None
         """The result of the last prompt, set when its `stream()` ends (also when it was
         cancelled: then its terminal is `aborted_streaming`)."""
         self._state: AgentState = Unstarted(options, session, resumed)
@@ -106,9 +124,11 @@ class Agent:
         model: str | None = None,
         *,
         decisions: Mapping[str, Decision] | None = None,
+        output_type: type[ResumedT] | SchemaDict[ResumedT] | None = None,
         **options: Unpack[AgentKwargs],
-    ) -> Agent:
-        """Continue a stored session (an id, an id prefix, or a transcript path).
+    ) -> Agent[ResumedT]:
+        """Continue a stored session (an id, an id prefix, or a transcript path), with
+        `output_type` as for `Agent(...)`.
 
         `decisions` answers tool calls the session deferred (`RunResult.deferred`): tool_use
         id -> `PermissionAllow()` or `PermissionDeny(message)`. They are acted on when the
@@ -121,28 +141,36 @@ class Agent:
         """
         from ..session import find_session, load_transcript
 
-        chosen = make_options(model, options)
+        chosen = make_options(model, options, output_type)
         path = Path(session)
         if not path.is_file():
             path = find_session(str(session), chosen.workspace.cwd, chosen.session.home)
         loaded = load_transcript(path)
         check_decisions(loaded.messages, decisions or {})
         chosen = replace(chosen, session=replace(chosen.session, session_id=loaded.session_id))
-        agent = cls.__new__(cls)
+        agent = cast("Agent[ResumedT]", cls.__new__(cls))
         agent._open(chosen, _stored_session(loaded), resumed=loaded)
         agent._decisions = dict(decisions or {})
         return agent
 
     @classmethod
-    def continue_latest(cls, model: str | None = None, **options: Unpack[AgentKwargs]) -> Agent:
+    def continue_latest(
+        cls,
+        model: str | None = None,
+        *,
+        output_type: type[ResumedT] | SchemaDict[ResumedT] | None = None,
+        **options: Unpack[AgentKwargs],
+    ) -> Agent[ResumedT]:
         """Continue the most recent session of this project (a new one if there is none)."""
         from ..session import latest_session
 
-        wanted = make_options(model, options)
+        wanted = make_options(model, options, output_type)
         latest = latest_session(wanted.workspace.cwd, wanted.session.home)
         if latest is None:
-            return cls(model, **options)
-        return cls.resume(latest, model, **options)
+            agent = cast("Agent[ResumedT]", cls.__new__(cls))
+            agent._open_new(wanted)
+            return agent
+        return cls.resume(latest, model, output_type=output_type, **options)
 
     async def _started(self) -> Started:
         """The started session, starting it first if it is not."""
@@ -225,7 +253,7 @@ class Agent:
         started = await self._started()
         started.runtime.permission.context.set_mode(chosen)
 
-    async def start(self) -> Agent:
+    async def start(self) -> Agent[OutputT]:
         """Set up now (providers, MCP servers, session) instead of on the first prompt."""
         await self._started()
         return self
@@ -234,7 +262,7 @@ class Agent:
 
     async def run(
         self, prompt: str | None = None, *, decisions: Mapping[str, Decision] | None = None
-    ) -> RunResult:
+    ) -> RunResult[OutputT]:
         """Run one prompt to its end and return the result.
 
         Without a prompt the run continues the conversation where it stopped: after a
@@ -526,7 +554,7 @@ class Agent:
         REPL exits), stop MCP servers and close the transcript."""
         self._state = await self._state.aclose(reason)
 
-    async def __aenter__(self) -> Agent:
+    async def __aenter__(self) -> Agent[OutputT]:
         return await self.start()
 
     async def __aexit__(

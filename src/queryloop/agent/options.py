@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, TypeVar, cast
 
 from ..agents.definitions import AgentDefinition
 from ..agents.host import DEFAULT_MAX_DEPTH
@@ -32,6 +32,7 @@ from ..providers.base import ModelProvider
 from ..providers.retry import RetryPolicy
 from ..tools.base import Tool
 from ..tools.builtin import selected_builtin_names
+from ..tools.structured_output import OutputSchema
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -40,6 +41,23 @@ if TYPE_CHECKING:
 
 PermissionModeName = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 """Claude Code's permission mode names (`PermissionMode` values)."""
+
+OutputType: TypeAlias = type[Any] | Mapping[str, Any]
+"""What a prompt returns (`output_type`): a pydantic model, a dataclass, a TypedDict, or a
+JSON Schema dict."""
+
+_DictT_co = TypeVar("_DictT_co", covariant=True)
+
+
+class SchemaDict(Protocol[_DictT_co]):
+    """A JSON Schema dict as `Agent(output_type=...)` types it: its `copy()` is its own type,
+    so mypy binds the Agent's output type to the dict's (`Agent[dict[str, Any]]`) with one
+    signature, no overloads (whose errors would no longer name a mistyped keyword)."""
+
+    def copy(self) -> _DictT_co: ...
+
+    def keys(self) -> Any: ...
+
 
 HooksArg = Mapping[str, Sequence[HookMatcher | HookCallable]]
 """Python hooks by event name: `{"Stop": [fn], "PreToolUse": [HookMatcher("Bash", [fn])]}`."""
@@ -87,6 +105,17 @@ class LimitOptions:
     """Stop a prompt after this many turns (docs/loop.md, "Turns"): terminal `max_turns`."""
     token_budget: int | None = None
     """Keep working until this many output tokens are spent (stops when progress stalls)."""
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    """What a prompt returns besides its text (docs/structured-output.md)."""
+
+    output_type: OutputType | None = None
+    """A pydantic model, a dataclass, a TypedDict or a JSON Schema dict: each prompt ends
+    when the model returns a valid value through the `StructuredOutput` tool, and
+    `RunResult.output` holds it (an instance of the type; the dict for a schema). None: the
+    prompt returns text only. A schema that cannot work is a `ConfigError` at once."""
 
 
 @dataclass(frozen=True)
@@ -233,6 +262,7 @@ class AgentOptions:
 
     model: ModelOptions = field(default_factory=ModelOptions)
     limits: LimitOptions = field(default_factory=LimitOptions)
+    output: OutputOptions = field(default_factory=OutputOptions)
     tools: ToolOptions = field(default_factory=ToolOptions)
     permissions: PermissionOptions = field(default_factory=PermissionOptions)
     context: ContextOptions = field(default_factory=ContextOptions)
@@ -277,9 +307,15 @@ def _names(kind: type[Any]) -> list[str]:
     return [f.name for f in fields(kind)]
 
 
+OWN_PARAMETERS = frozenset({"model", "output_type"})
+"""The options `Agent(...)` takes as parameters of their own, not in `AgentKwargs`: `model`
+(the first positional argument) and `output_type` (its type is the Agent's type parameter,
+`Agent[OutputT]`, which a TypedDict item cannot bind)."""
+
+
 class AgentKwargs(TypedDict, total=False):
     """The keyword arguments of `Agent(...)`: every field of the `AgentOptions` groups but
-    `model` (the first positional argument), with `cwd`, `home`, `mcp_config` and `add_dirs`
+    the `OWN_PARAMETERS` (`model`, `output_type`), with `cwd`, `home`, `mcp_config` and `add_dirs`
     also taking strings. Each is documented on its group (`ModelOptions`, `LimitOptions`,
     `ToolOptions`, `PermissionOptions`, `ContextOptions`, `SessionOptions`,
     `WorkspaceOptions`, `CallbackOptions`, `SubagentOptions`)."""
@@ -329,10 +365,13 @@ class AgentKwargs(TypedDict, total=False):
     tracer_provider: TracerProvider | None
 
 
-def make_options(model: str | None, kwargs: Mapping[str, Any]) -> AgentOptions:
+def make_options(
+    model: str | None, kwargs: Mapping[str, Any], output_type: object = None
+) -> AgentOptions:
     """`AgentOptions` from `Agent(...)`'s arguments: unknown names are a `ConfigError` (a
     dict built at run time, such as a batch task's options, gets no type check), paths are
-    made absolute and the permission mode is checked now, not at the first prompt."""
+    made absolute and the permission mode and the output type are checked now, not at the
+    first prompt."""
     unknown = sorted(set(kwargs) - _KWARG_NAMES)
     if unknown:
         raise ConfigError(
@@ -356,7 +395,9 @@ def make_options(model: str | None, kwargs: Mapping[str, Any]) -> AgentOptions:
     if isinstance(mode, str):
         values["permission_mode"] = parse_mode(mode)
     values["tools"] = _checked_tools(values.get("tools", ()), values.get("builtin_tools", True))
-    return AgentOptions.of(model=model, **values)
+    if output_type is not None:
+        OutputSchema.of(output_type)  # raises ConfigError for a schema that cannot work
+    return AgentOptions.of(model=model, output_type=output_type, **values)
 
 
 def _checked_tools(tools: Sequence[Any], builtin: bool | Sequence[str]) -> tuple[Tool, ...]:
@@ -381,4 +422,4 @@ def _checked_tools(tools: Sequence[Any], builtin: bool | Sequence[str]) -> tuple
     return tuple(tools)
 
 
-_KWARG_NAMES = frozenset(option_fields()) - {"model"}
+_KWARG_NAMES = frozenset(option_fields()) - OWN_PARAMETERS

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic
+
+from typing_extensions import TypeVar
 
 from ..loop.events import LoopEvent, MessageEvent, TerminalEvent
 from ..loop.reasons import Terminal
@@ -56,8 +58,12 @@ class PermissionDenial:
         )
 
 
+OutputT = TypeVar("OutputT", default=None)
+"""What a prompt returns besides its text: the Agent's `output_type` (None without one)."""
+
+
 @dataclass(frozen=True, slots=True)
-class RunResult:
+class RunResult(Generic[OutputT]):
     """The outcome of one prompt: why it ended, the final text, and what it cost.
 
     `turns` counts the prompt's turns (docs/loop.md, "Turns"), the same figure `--max-turns`
@@ -75,6 +81,10 @@ class RunResult:
     turns: int
     session_id: str
     duration_s: float
+    output: OutputT
+    """The structured output (`Agent(output_type=X)`): an instance of X, the dict for a JSON
+    Schema; None without an output type, and when the run ended without a valid one
+    (`terminal` says why, e.g. `max_structured_output_retries`)."""
     detail: str = ""
     requests: int = 0
     """Billed requests of this run (model turns, compaction summaries, side calls, attempts
@@ -126,7 +136,7 @@ class RunRecorder:
             if denial is not None:
                 self.denials.append(denial)
 
-    def result(self) -> RunResult:
+    def result(self) -> RunResult[Any]:
         """The run's result; an interrupted stream without a terminal counts as aborted."""
         assert self.before is not None
         spent = self.session.totals() - self.before
@@ -140,6 +150,7 @@ class RunRecorder:
             turns=terminal.turn if terminal else 0,
             session_id=self.session.session_id,
             duration_s=time.monotonic() - self.started,
+            output=terminal.output if terminal else None,
             detail=terminal.detail if terminal else "cancelled",
             requests=spent.requests,
             denials=tuple(self.denials),

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..hooks.types import StopHook
     from ..loop.summaries import ToolUseSummarizer
     from ..providers.base import ModelProvider
+    from ..tools.structured_output import StructuredOutputTool
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,10 @@ class Thread:
         token_budget: int | None = None,
         tool_use_summarizer: ToolUseSummarizer | None = None,
         task_events: Callable[[], Sequence[Any]] | None = None,
+        output_tool: StructuredOutputTool | None = None,
     ) -> QueryParams:
-        """What each `query()` of this thread runs with."""
+        """What each `query()` of this thread runs with (`output_tool`: the main thread's,
+        one of its tools, when the Agent has an `output_type`)."""
         return QueryParams(
             provider=self.provider,
             request_builder=self.builder,
@@ -134,6 +137,7 @@ class Thread:
             session_id=session_id,
             tool_use_summarizer=tool_use_summarizer,
             task_events=task_events,
+            output_tool=output_tool,
         )
 
 

@@ -36,6 +36,7 @@ _SUBTYPES = {
     Terminal.COMPLETED: "success",
     Terminal.DEFERRED: "success",  # stop_reason "tool_deferred" and `deferred_tool_use` say it
     Terminal.MAX_TURNS: "error_max_turns",
+    Terminal.MAX_STRUCTURED_OUTPUT_RETRIES: "error_max_structured_output_retries",
 }
 _UNSET = object()
 
@@ -45,14 +46,14 @@ class Conversation:
 
     def __init__(self, options: ClaudeAgentOptions) -> None:
         self.plan: AgentPlan = plan_agent(options)
-        self.agent: Agent | None = None
+        self.agent: Agent[Any] | None = None
         self._next_model: Any = _UNSET
         self._cost = 0.0
         self._usage = Usage()
         self._running = False
         self._interrupted = False
 
-    async def open(self) -> Agent:
+    async def open(self) -> Agent[Any]:
         """Make the Agent (new, resumed or continued) and start it."""
         plan = self.plan
         if plan.resume:
@@ -63,7 +64,7 @@ class Conversation:
             agent = Agent(plan.model, **plan.kwargs)
         return await self._start(agent)
 
-    async def _start(self, agent: Agent) -> Agent:
+    async def _start(self, agent: Agent[Any]) -> Agent[Any]:
         self.agent = agent
         if self.plan.permission is not None:
             self.plan.permission.on_interrupt = self.interrupt
@@ -120,7 +121,7 @@ class Conversation:
         if self.agent is not None:
             await self.agent.aclose()
 
-    async def _switch_model(self) -> Agent:
+    async def _switch_model(self) -> Agent[Any]:
         agent = self.agent
         assert agent is not None, "open() first"
         if self._next_model is _UNSET:
@@ -138,7 +139,7 @@ class Conversation:
             return await self._start(Agent.resume(agent.session_id, model, **kwargs))
         return await self._start(Agent(model, **kwargs))
 
-    def init_message(self, agent: Agent) -> SystemMessage:
+    def init_message(self, agent: Agent[Any]) -> SystemMessage:
         """Claude Code's `system`/`init`: what this session runs with."""
         tools = agent.tool_names
         data = {
@@ -165,7 +166,7 @@ class Conversation:
             return _budget_errors(self.plan.max_budget_usd)
         return None if completed or not run.detail else [run.detail]
 
-    def _result(self, run: RunResult, meter: _Meter) -> ResultMessage:
+    def _result(self, run: RunResult[Any], meter: _Meter) -> ResultMessage:
         self._cost += run.cost_usd
         self._usage = self._usage + run.usage
         over_budget = meter.over_budget
@@ -187,6 +188,7 @@ class Conversation:
             total_cost_usd=round(self._cost, 6),
             usage=self._usage.to_dict(),
             result=text,
+            structured_output=run.output if completed else None,
             permission_denials=[_denial(d) for d in run.denials],
             deferred_tool_use=_deferred(run),
             errors=self._errors(run, over_budget, completed),
@@ -255,7 +257,7 @@ def _denial(denial: PermissionDenial) -> dict[str, Any]:
     }
 
 
-def mcp_status(agent: Agent) -> list[dict[str, Any]]:
+def mcp_status(agent: Agent[Any]) -> list[dict[str, Any]]:
     """Each MCP server as the SDK reports it: name, status, error, tools. In-process
     servers (their tools are queryloop tools named `mcp__<server>__<tool>`) are connected."""
     tools: dict[str, list[dict[str, str]]] = {}

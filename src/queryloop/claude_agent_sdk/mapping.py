@@ -39,7 +39,6 @@ UNSUPPORTED: Mapping[str, str] = {
     "resume_drops_turn": "a resumed session is loaded whole",
     "sandbox": "configure the Bash sandbox in the settings' `sandbox` key (docs/sandbox.md)",
     "effort": "queryloop does not send an effort level",
-    "output_format": "structured output is not supported; ask for JSON in the prompt",
     "session_store": "transcripts are JSONL files under $QUERYLOOP_HOME",
     "session_store_flush": "transcripts are JSONL files under $QUERYLOOP_HOME",
     "load_timeout_ms": "transcripts are JSONL files under $QUERYLOOP_HOME",
@@ -99,6 +98,7 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         "hooks": loop_hooks(options.hooks) if options.hooks else None,
         "agents": [_agent(name, d) for name, d in (options.agents or {}).items()],
         "thinking": _thinking(options),
+        "output_type": _output_type(options.output_format),
         "session_id": options.session_id,
         "setting_sources": options.setting_sources,
         "trust": _trusts_project(options.setting_sources),
@@ -250,6 +250,20 @@ def _agent(name: str, definition: AgentDefinition) -> LoopAgentDefinition:
         max_turns=definition.maxTurns,
         background=bool(definition.background),
     )
+
+
+def _output_type(output_format: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """`output_format={"type": "json_schema", "schema": {...}}`: the schema is the Agent's
+    `output_type` (its value comes back as `ResultMessage.structured_output`); a schema that
+    cannot work is the Agent's `ConfigError`, before anything runs."""
+    if output_format is None:
+        return None
+    schema = output_format.get("schema")
+    if output_format.get("type") != "json_schema" or not isinstance(schema, Mapping):
+        raise UnsupportedOptionError(
+            "output_format", 'give {"type": "json_schema", "schema": {...}} (a JSON Schema)'
+        )
+    return dict(schema)
 
 
 def _thinking(options: ClaudeAgentOptions) -> dict[str, Any] | None:

@@ -112,13 +112,14 @@ class DeferredToolUse:
 class ResultMessage:
     """The last message of each response: how it ended and what it cost.
 
-    `subtype` is "success", "error_max_turns", "error_max_budget_usd" or
-    "error_during_execution" (a model error keeps "success" with `is_error` true, as the
-    SDK reports an API failure). `total_cost_usd` and `usage` are totals since the
-    connection (or `query()` call) began; `num_turns`, `duration_ms` and `duration_api_ms`
-    are this response's. `terminal_reason` is the loop's own reason (docs/loop.md). A run
-    that stopped at a deferred tool call is a success with `stop_reason` "tool_deferred"
-    and the call in `deferred_tool_use` (the first, when several wait).
+    `subtype` is "success", "error_max_turns", "error_max_budget_usd",
+    "error_max_structured_output_retries" or "error_during_execution" (a model error
+    keeps "success" with `is_error` true, as the SDK reports an API failure).
+    `total_cost_usd` and `usage` are totals since the connection (or `query()` call)
+    began; `num_turns`, `duration_ms` and `duration_api_ms` are this response's.
+    `terminal_reason` is the loop's own reason (docs/loop.md). A run that stopped at a
+    deferred tool call is a success with `stop_reason` "tool_deferred" and the call in
+    `deferred_tool_use` (the first, when several wait).
     """
 
     subtype: str
@@ -132,6 +133,7 @@ class ResultMessage:
     usage: dict[str, Any] | None = None
     result: str | None = None
     structured_output: Any = None
+    """The value matching `output_format`'s schema, on success (None without one)."""
     model_usage: dict[str, Any] | None = None
     permission_denials: list[Any] | None = None
     deferred_tool_use: DeferredToolUse | None = None

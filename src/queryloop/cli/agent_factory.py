@@ -14,9 +14,10 @@ if TYPE_CHECKING:
     from ..agent import Agent, Decision
 
 
-def make_agent(options: CliOptions, **extra: Any) -> Agent:
+def make_agent(options: CliOptions, **extra: Any) -> Agent[Any]:
     """The Agent the options describe: new, resumed (--resume) or continued (--continue).
-    `extra` are Agent keywords added to the options' own (callbacks, mostly)."""
+    `extra` are Agent keywords added to the options' own (callbacks, mostly); `--json-schema`
+    is its `output_type` (a schema that cannot work is a `ConfigError`, exit status 2)."""
     from ..session import find_session, latest_session
 
     # Resolve the session first: a wrong id fails in milliseconds, before the SDKs load.
@@ -33,8 +34,13 @@ def make_agent(options: CliOptions, **extra: Any) -> Agent:
 
     kwargs = options.agent_kwargs()
     kwargs.update(extra)
+    schema = options.json_schema
     if path is not None:
-        return Agent.resume(path, options.model, decisions=_decisions(options), **kwargs)
+        return Agent.resume(
+            path, options.model, decisions=_decisions(options), output_type=schema, **kwargs
+        )
+    if schema is not None:
+        return Agent(options.model, output_type=schema, **kwargs)
     return Agent(options.model, **kwargs)
 
 

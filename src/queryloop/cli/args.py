@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -94,6 +95,8 @@ class CliOptions:
     prompt: str | None = None
     print_mode: bool = False
     output_format: str = "text"
+    json_schema: dict[str, Any] | None = None
+    """`--json-schema`: the Agent's `output_type` (Claude Code's flag); print mode only."""
     include_partial_messages: bool = False
     continue_latest: bool = False
     resume: str | None = None
@@ -132,6 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PROMPT", help="answer PROMPT (or stdin) headless, print the result and exit",
     )  # fmt: skip
     p.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    p.add_argument(
+        "--json-schema", metavar="SCHEMA", type=_json_object,
+        help="-p: return a value matching this JSON Schema (an object), in the json "
+        "result's `structured_output`",
+    )  # fmt: skip
     p.add_argument(
         "--include-partial-messages", action="store_true",
         help="stream-json: also emit stream deltas (text as it is generated)",
@@ -232,6 +240,8 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         raise UsageError("use either --continue or --resume, not both")
     if ns.output_format != "text" and not print_mode:
         raise UsageError("--output-format needs print mode: add -p")
+    if ns.json_schema is not None and not print_mode:
+        raise UsageError("--json-schema needs print mode: add -p")
     if ns.dangerously_skip_permissions and ns.permission_mode not in (None, "bypassPermissions"):
         raise UsageError(
             f"--dangerously-skip-permissions is --permission-mode bypassPermissions; "
@@ -247,6 +257,7 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         prompt=prompt or None,
         print_mode=print_mode,
         output_format=ns.output_format,
+        json_schema=ns.json_schema,
         include_partial_messages=ns.include_partial_messages,
         model=ns.model,
         fallback_model=ns.fallback_model,
@@ -300,6 +311,17 @@ def _resolve_cwd(cwd: Path | None) -> Path:
     if not path.is_dir():
         raise UsageError(f"--cwd {str(cwd)!r} is not a folder")
     return path
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """A JSON object given on the command line (`--json-schema '{"type": "object", ...}'`)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object (a JSON Schema)")
+    return value
 
 
 def _positive_int(text: str) -> int:

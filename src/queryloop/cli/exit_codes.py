@@ -32,6 +32,9 @@ class ExitCode(IntEnum):
     """The API refused an image or document in the conversation (image_error)."""
     DEFERRED = 9
     """A tool call was deferred and awaits a decision (`--resume ID --approve/--deny ID`)."""
+    STRUCTURED_OUTPUT = 10
+    """No output matching `--json-schema` after the allowed attempts
+    (max_structured_output_retries)."""
     INTERRUPTED = 130
     """Ctrl-C / SIGINT (128 + 2, the shell convention)."""
     OUTPUT_CLOSED = 141
@@ -52,6 +55,7 @@ _BY_TERMINAL: dict[str, ExitCode] = {
     "stop_hook_prevented": ExitCode.HOOK_STOPPED,
     "image_error": ExitCode.MEDIA_ERROR,
     "deferred": ExitCode.DEFERRED,
+    "max_structured_output_retries": ExitCode.STRUCTURED_OUTPUT,
 }
 
 

@@ -35,7 +35,7 @@ class LineWriter:
 
 
 async def run_print(
-    agent: Agent,
+    agent: Agent[Any],
     prompt: str | None,
     *,
     output_format: str,
@@ -68,7 +68,7 @@ async def run_print(
 
 
 def _write_result(
-    result: RunResult,
+    result: RunResult[Any],
     interrupted: bool,
     output_format: str,
     out: TextIO,
@@ -97,7 +97,7 @@ class _sigint_aborts:
     the transcript stays consistent); a second exits at once with 130 (every message is
     already on disk)."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent[Any]) -> None:
         self.agent = agent
         self.interrupted = False
         self.installed = False

@@ -182,7 +182,7 @@ def event_record(event: object, session_id: str) -> dict[str, Any] | None:
     return None if build is None else build(event, session_id)
 
 
-def result_record(result: RunResult, *, interrupted: bool = False) -> dict[str, Any]:
+def result_record(result: RunResult[Any], *, interrupted: bool = False) -> dict[str, Any]:
     """The final `result` object (json output, and the last stream-json line)."""
     return {
         "type": "result",
@@ -200,17 +200,24 @@ def result_record(result: RunResult, *, interrupted: bool = False) -> dict[str, 
         "permission_denials": jsonable(result.denials),
         "deferred_tool_uses": jsonable(result.deferred),
         "exit_code": int(exit_code_for(result.terminal, interrupted=interrupted)),
+        **_structured(result),
     }
 
 
-def _subtype(result: RunResult) -> str:
+def _subtype(result: RunResult[Any]) -> str:
     """success, error, or deferred (a tool call awaits a decision: `deferred_tool_uses`)."""
     if result.deferred and not result.is_error:
         return "deferred"
     return "error" if result.is_error else "success"
 
 
-def init_record(agent: Agent) -> dict[str, Any]:
+def _structured(result: RunResult[Any]) -> dict[str, Any]:
+    """Claude Code's `structured_output` (`--json-schema`): the validated value, when the
+    run returned one."""
+    return {} if result.output is None else {"structured_output": jsonable(result.output)}
+
+
+def init_record(agent: Agent[Any]) -> dict[str, Any]:
     """The first stream-json line: session id, model, cwd, tool names, permission mode."""
     from .. import __version__
 

@@ -18,6 +18,7 @@ from .summaries import DEFAULT_GRACE_S, ToolUseSummarizer
 
 if TYPE_CHECKING:  # a type only: importing the loop does not load the compaction package
     from ..compact.autocompact import AutoCompactTracking
+    from ..tools.structured_output import StructuredOutputTool
 
 
 class RequestFactory(Protocol):
@@ -132,3 +133,6 @@ class QueryParams:
     task_events: Callable[[], Sequence[Any]] | None = None
     """Background-task events since the last call (`TaskManager.drain_events`); the loop
     yields them between its own events, so the stream carries them."""
+    output_tool: StructuredOutputTool | None = None
+    """The prompt must end with a valid call of this tool, which is among `tools` (None: a
+    prompt ends when the model stops; docs/structured-output.md)."""

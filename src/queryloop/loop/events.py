@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from ..messages.types import Message
 from ..messages.usage import Usage
@@ -118,6 +118,9 @@ class TerminalEvent:
     """The loop's working array as it ended, read-time views applied (for hosts that drive
     `query()` themselves). A `Session` does not copy it: its array is built from the
     `MessageEvent`s and `CompactionEvent`s it applied."""
+    output: Any = None
+    """The prompt's structured output, validated (an instance of the output type, a dict for
+    a JSON Schema), when the query asked for one and got it; else None."""
 
 
 @dataclass(frozen=True, slots=True)

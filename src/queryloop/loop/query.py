@@ -49,6 +49,13 @@ from .events import (
 from .model_call import ModelCall, ModelOutcome
 from .reasons import Continue, Terminal
 from .state import End, Next, State, Step
+from .structured import (
+    MAX_STRUCTURED_OUTPUT_RETRIES,
+    NOT_CALLED,
+    OUTPUT_REQUIRED,
+    batch_output,
+    retries_exhausted,
+)
 from .summaries import outcome_events, settle_terminal
 
 log = logging.getLogger(__name__)
@@ -129,6 +136,7 @@ class _Iteration:
         messages: Sequence[Message],
         detail: str = "",
         error: BaseException | None = None,
+        output: Any = None,
     ) -> End:
         terminal = TerminalEvent(
             reason=reason,
@@ -136,6 +144,7 @@ class _Iteration:
             detail=detail,
             error=error,
             messages=tuple(messages),
+            output=output,
         )
         return End(terminal, self.state.pending_tool_use_summary)
 
@@ -280,6 +289,10 @@ class _Iteration:
             async for item in self._recover_max_output(outcome, messages):
                 yield item
             return
+        if self.params.output_tool is not None:
+            async for item in self._require_output(messages):
+                yield item
+            return
         verdict = await self._stop_hook_verdict(outcome, messages)
         if verdict is not None:
             async for item in self._obey_stop_hook(verdict, messages, output_tokens):
@@ -299,6 +312,49 @@ class _Iteration:
             )
             return
         yield self._end(Terminal.COMPLETED, messages)
+
+    async def _require_output(self, messages: list[Message]) -> Phase:
+        """The model stopped without returning the structured output: tell it to call the
+        tool (a failed attempt), or end once the attempts are spent."""
+        failures = self.state.output_retries + 1
+        if failures > MAX_STRUCTURED_OUTPUT_RETRIES:
+            detail = retries_exhausted(failures, NOT_CALLED)
+            yield self._end(Terminal.MAX_STRUCTURED_OUTPUT_RETRIES, messages, detail)
+            return
+        nudge = meta_user_message(OUTPUT_REQUIRED)
+        yield MessageEvent(nudge)
+        state = self.state.continued(Continue.STRUCTURED_OUTPUT_REQUIRED, [*messages, nudge])
+        yield Next(replace(state, output_retries=failures))
+
+    async def _settle_output(
+        self, outcome: ModelOutcome, results: Sequence[Message], messages: list[Message]
+    ) -> Phase:
+        """After a batch: end the query with its structured output when a call returned a
+        valid one (Stop hooks are asked first, as for any stop: a block sends the model
+        back to work and it returns its output again), or when failed calls spent the last
+        attempt. Yields nothing when the query goes on (a failed call counts; its is_error
+        result tells the model what was wrong)."""
+        tool = self.params.output_tool
+        if tool is None:
+            return
+        found = batch_output(tool, outcome.tool_uses, results)
+        if found.accepted is not None:
+            value = found.accepted.value
+            verdict = await self._stop_hook_verdict(outcome, messages)
+            if verdict is None:
+                yield self._end(Terminal.COMPLETED, messages, output=value)
+                return
+            spent = self.state.output_tokens + outcome.usage.output_tokens
+            async for item in self._obey_stop_hook(verdict, messages, spent, output=value):
+                yield item
+            return
+        if not found.error:
+            return
+        failures = self.state.output_retries + 1
+        self.state = replace(self.state, output_retries=failures)
+        if failures > MAX_STRUCTURED_OUTPUT_RETRIES:
+            detail = retries_exhausted(failures, found.error)
+            yield self._end(Terminal.MAX_STRUCTURED_OUTPUT_RETRIES, messages, detail)
 
     def _budget_allows_more(self, total: int, last: int) -> bool:
         budget = self.params.token_budget or 0
@@ -361,12 +417,17 @@ class _Iteration:
         return None
 
     async def _obey_stop_hook(
-        self, verdict: StopHookResult, messages: list[Message], output_tokens: int
+        self,
+        verdict: StopHookResult,
+        messages: list[Message],
+        output_tokens: int,
+        output: Any = None,
     ) -> Phase:
-        """`prevent` ends the query; `block` injects the hook's message and goes on."""
+        """`prevent` ends the query (with the structured output it was about to return, if
+        any); `block` injects the hook's message and goes on."""
         if verdict.decision == "prevent":
             detail = verdict.message or "A stop hook ended the conversation."
-            yield self._end(Terminal.STOP_HOOK_PREVENTED, messages, detail)
+            yield self._end(Terminal.STOP_HOOK_PREVENTED, messages, detail, output=output)
             return
         feedback = meta_user_message(f"Stop hook feedback:\n{verdict.message}")
         yield MessageEvent(feedback)
@@ -406,6 +467,12 @@ class _Iteration:
         stop = None if said is None else said.reason if said.blocked else said.stop_reason
         if stop:
             yield self._end(Terminal.HOOK_STOPPED, messages, stop)
+            return
+        settled = False
+        async for item in self._settle_output(outcome, results, messages):
+            settled = True  # it ended the iteration (its last item is the Step)
+            yield item
+        if settled:
             return
         async for item in self._next_turn(outcome, results, messages):
             yield item

@@ -22,6 +22,9 @@ class Continue(StrEnum):
     """A stop hook blocked the stop; its message was injected."""
     TOKEN_BUDGET_CONTINUATION = "token_budget_continuation"
     """The model stopped with token budget left; nudged to go on."""
+    STRUCTURED_OUTPUT_REQUIRED = "structured_output_required"
+    """The model stopped without returning the prompt's structured output; told to call
+    the StructuredOutput tool."""
 
 
 class Terminal(StrEnum):
@@ -40,3 +43,6 @@ class Terminal(StrEnum):
     DEFERRED = "deferred"
     """A tool call was put off (a PreToolUse hook's `defer`, a `can_use_tool` deferral): its
     tool_use waits, unanswered, for a decision (`Agent.resume(..., decisions=...)`)."""
+    MAX_STRUCTURED_OUTPUT_RETRIES = "max_structured_output_retries"
+    """No valid structured output after the allowed attempts (the Claude Agent SDK's
+    `error_max_structured_output_retries`)."""

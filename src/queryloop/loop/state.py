@@ -42,6 +42,9 @@ class State:
     """How many token-budget nudges this query has sent (for the diminishing-returns cut-off)."""
     output_tokens: int = 0
     """Output tokens produced by this query so far (token budget accounting)."""
+    output_retries: int = 0
+    """Structured output: the query's failed attempts so far (invalid StructuredOutput
+    calls, and stops without one), bounded by `MAX_STRUCTURED_OUTPUT_RETRIES`."""
 
     def continued(self, reason: Continue, messages: Sequence[Message]) -> State:
         """The State of the next iteration, going on for `reason` with `messages`. What holds

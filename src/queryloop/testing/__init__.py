@@ -11,6 +11,7 @@
 """
 
 from .script import (
+    OUTPUT_TOOL,
     Fault,
     RedactedThinkingPart,
     ScriptedModel,
@@ -27,6 +28,7 @@ from .script import (
     redacted_thinking,
     request_too_large,
     server_error,
+    structured_output,
     text,
     thinking,
     tool_use,
@@ -37,6 +39,7 @@ from .server import MessagesServer, RecordedRequest
 from .tokens import count_input_tokens, estimate_tokens, without_cache_control
 
 __all__ = [
+    "OUTPUT_TOOL",
     "Fault",
     "MessagesServer",
     "RecordedRequest",
@@ -58,6 +61,7 @@ __all__ = [
     "redacted_thinking",
     "request_too_large",
     "server_error",
+    "structured_output",
     "text",
     "thinking",
     "tool_use",

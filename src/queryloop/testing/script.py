@@ -90,6 +90,17 @@ def tool_use(
     return ToolUsePart(name=name, input=dict(input or {}), id=id)
 
 
+OUTPUT_TOOL = "StructuredOutput"
+"""The tool an Agent with an `output_type` offers (Claude Code's name; production declares it
+in `queryloop.tools.structured_output`, which this layer sits below: a test checks the two)."""
+
+
+def structured_output(value: Mapping[str, Any], *, id: str | None = None) -> ToolUsePart:
+    """The model returning `value` as the prompt's structured output: a call of the
+    `StructuredOutput` tool with `value` as its input."""
+    return ToolUsePart(name=OUTPUT_TOOL, input=dict(value), id=id)
+
+
 def thinking(value: str, *, signature: str | None = None) -> ThinkingPart:
     """A thinking part; a signature is made up when not given."""
     made_up = "sig_" + hashlib.sha256(value.encode()).hexdigest()[:24]
