@@ -43,18 +43,21 @@ TAG = "session-query "
 
 
 def model(turns: int, latency: float) -> Any:
-    """Nine Read calls, then an answer: the turn is the number of tool results so far."""
+    """Nine Read calls, then an answer: the turn is the number of tool results since the
+    query's prompt."""
 
     def answer(body: dict[str, Any]) -> Turn:
         if latency:
             time.sleep(latency)
-        done = sum(
-            1
-            for message in body["messages"]
-            if isinstance(message["content"], list)
-            for block in message["content"]
-            if block.get("type") == "tool_result"
-        )
+        done = 0  # tool results since this query's prompt (a client's session holds more)
+        for message in body["messages"]:
+            content = message["content"]
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            for block in blocks:
+                if block.get("type") == "tool_result":
+                    done += 1
+                elif message["role"] == "user" and TAG in str(block.get("text", "")):
+                    done = 0
         if done < turns - 1:
             return turn(tool_use("Read", {"file_path": "README.md"}))
         return turn(text("read it nine times"))
@@ -135,12 +138,16 @@ def child(args: argparse.Namespace) -> None:
 
 
 def tag_of(body: dict[str, Any]) -> str | None:
-    first = body["messages"][0]["content"]
-    texts = [first] if isinstance(first, str) else [b.get("text", "") for b in first]
-    for value in texts:
-        if TAG in value:
-            return str(value.split(TAG, 1)[1].split(":", 1)[0])
-    return None
+    """The query a request belongs to: the tag in its last prompt (a client's session
+    carries its earlier rounds' prompts too)."""
+    found = None
+    for message in body["messages"]:
+        content = message["content"]
+        texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content]
+        for value in texts:
+            if message["role"] == "user" and TAG in value:
+                found = str(value.split(TAG, 1)[1].split(":", 1)[0])
+    return found
 
 
 def cpu_seconds() -> float:
