@@ -126,6 +126,7 @@ async def test_an_attacker_pipeline_is_never_allowed_silently(
 REPRODUCTIONS = ["git status --short | head -3", "ls | head -3", "cat README.md | wc -l"]
 
 
+@pytest.mark.slow
 def test_read_only_pipelines_run_headless_in_default_mode(tmp_path: Path) -> None:
     """Through `queryloop -p` in default mode with `--allowed-tools 'Bash(git status:*)'`."""
     folder = project(tmp_path)
