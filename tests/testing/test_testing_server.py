@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import struct
 import threading
 from typing import Any
 
@@ -193,3 +195,41 @@ def test_strict_mode_rejects_invalid_requests_like_the_api() -> None:
     assert response.json()["error"]["type"] == "invalid_request_error"
     assert "tool_use" in response.json()["error"]["message"]
     assert server.model.remaining == 1
+
+
+def _retransmissions(sock: socket.socket) -> int:
+    """`tcpi_total_retrans` of Linux's `struct tcp_info` (offset 100): segments this socket
+    sent again, its SYN included — a SYN the server's full accept queue dropped shows here."""
+    info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    return int(struct.unpack_from("I", info, 100)[0])
+
+
+def test_forty_clients_connecting_at_once_are_served_without_a_retry() -> None:
+    # Forty SYNs in one burst, before the server's thread can accept any: with Python's
+    # default listen backlog (5) the kernel drops the rest and each client sends its SYN
+    # again a second later (issue 33: forty SDK sessions starting together).
+    count = 40
+    request = (
+        b"POST /v1/messages/count_tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+        b"\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
+    )
+    with MessagesServer() as server:
+        _host, port = server.base_url.rsplit(":", 1)
+        clients = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+        try:
+            for client in clients:
+                client.setblocking(False)
+                client.connect_ex(("127.0.0.1", int(port)))
+            for client in clients:
+                client.setblocking(True)
+                client.settimeout(30)
+                client.sendall(request)
+            replies = [client.makefile("rb").readline() for client in clients]
+            retries = [_retransmissions(client) for client in clients]
+        finally:
+            for client in clients:
+                client.close()
+        served = len(server.recorded)
+    assert all(reply.split()[1:2] == [b"200"] for reply in replies), replies
+    assert served == count
+    assert retries == [0] * count

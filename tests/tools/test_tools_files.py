@@ -267,6 +267,10 @@ def test_builtin_tools_are_fresh_and_named_like_claude_code() -> None:
         schema = t.input_schema()
         assert schema["type"] == "object" and t.description
         assert all("title" not in p for p in schema["properties"].values())
+        # Rendered once per input model (every session asks for every tool's): each caller
+        # still gets its own copy to change.
+        schema["properties"].clear()
+        assert t.input_schema()["properties"]
     safe = {t.name for t in first if t.is_concurrency_safe(None)}
     assert safe == {"Glob", "Grep", "LS", "Read", "Agent", "TaskOutput"}
     assert [t.name for t in builtin_tools()] == [n for n in names if n != "Agent"]

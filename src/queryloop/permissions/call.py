@@ -100,6 +100,13 @@ class Call:
         except (ValueError, OSError) as exc:  # fail closed: a step asks about it
             return Unanalysable(f"what it writes could not be analysed ({exc})")
 
+    def stage(self, command: str) -> Call:
+        """The same call with `command` alone as its input: one stage of a compound Bash
+        line, judged as if it had been called by itself (no hook answered for it)."""
+        stage_input = {**self.input, "command": command}
+        target = Target.of(self.tool, stage_input, self.ctx, self.context.home)
+        return Call(self.tool, stage_input, self.ctx, self.context, target, self.own, None)
+
     @property
     def protected(self) -> ProtectedWrite | None:
         """The protected path the call writes, or None."""

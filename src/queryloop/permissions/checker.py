@@ -107,7 +107,8 @@ class PermissionRequest:
     reason: str
     """Why approval is needed, one sentence."""
     suggested_rule: str
-    """An allow rule that would approve calls like this one (`Bash(git diff:*)`)."""
+    """An allow rule that would approve calls like this one (`Bash(git diff:*)`); for a
+    compound Bash line, the first of `suggested_rules`."""
     cwd: Path
     mode: PermissionMode
     agent_id: str | None = None
@@ -115,6 +116,10 @@ class PermissionRequest:
     `ToolPermissionContext.agent_id`: a UI says who asks."""
     tool_use_id: str | None = None
     """The id of the tool_use asking (None where no call is running, as in a test)."""
+    suggested_rules: tuple[str, ...] = ()
+    """Every allow rule calls like this one need: one per stage of a pipeline or `&&`
+    list that no rule allows yet (`git status | sort | uniq -c` under `Bash(git status:*)`:
+    `Bash(sort:*)`, `Bash(uniq:*)`); never a rule already given. Empty: none is offered."""
 
 
 AskHandler: TypeAlias = Callable[[PermissionRequest], Awaitable[PermissionResult | bool]]
@@ -201,16 +206,19 @@ class PermissionChecker:
         protected = None if guarded else call.protected
         # A hook's ask gets no suggested rule: the hook asks whatever the allow rules say, so
         # an "always" answer would save a rule the hook overrides next time.
-        suggest = verdict.step is not pipeline.hook_refusal
+        suggested = (
+            _suggest_rules(call, protected) if verdict.step is not pipeline.hook_refusal else ()
+        )
         request = PermissionRequest(
             name,
             call.input,
             reason,
-            _suggest_rule(name, target, protected) if suggest else "",
+            suggested[0] if suggested else "",
             call.ctx.cwd,
             self.context.mode,
             call.ctx.agent_id,
             tool_use_id=CURRENT_TOOL_USE_ID.get() or None,
+            suggested_rules=suggested,
         )
         try:
             answer = await self._answer(request)
@@ -255,6 +263,13 @@ class PermissionChecker:
             return await self.ask_handler(request)
         return None
 
+    def _remember(self, request: PermissionRequest) -> None:
+        """ "Always allow": the offered rules become session allow rules."""
+        for text in request.suggested_rules or (request.suggested_rule,):
+            if text:
+                rule = PermissionRule.parse(text, "allow", source="session")
+                self.context.session_allow.append(rule)
+
     def _apply(self, answer: object, request: PermissionRequest) -> PermissionDecision:
         if isinstance(answer, PermissionDecision):
             if answer.source is None:
@@ -264,14 +279,38 @@ class PermissionChecker:
             return PermissionDecision("defer", answer.reason, source=DenialSource.USER)
         if answer is True or isinstance(answer, PermissionAllow):
             remember = isinstance(answer, PermissionAllow) and answer.remember
-            if remember and request.suggested_rule:
-                rule = PermissionRule.parse(request.suggested_rule, "allow", source="session")
-                self.context.session_allow.append(rule)
+            if remember:
+                self._remember(request)
             updated = answer.updated_input if isinstance(answer, PermissionAllow) else None
             return PermissionDecision("allow", updated_input=updated, source=DenialSource.USER)
         message = answer.message if isinstance(answer, PermissionDeny) else ""
         text = f"The user denied this {request.tool_name} call."
         return PermissionDecision("deny", f"{text} {message}".strip(), source=DenialSource.USER)
+
+
+def _suggest_rules(call: call_facts.Call, protected: ProtectedWrite | None) -> tuple[str, ...]:
+    """The allow rules that would approve calls like this one, none already given: for a
+    compound Bash line one per stage nothing allows yet; when every such rule is given (a
+    redirection or substitution makes the line ask), the exact line."""
+    split = None if protected is not None else pipeline.stages(call)
+    if split is None:
+        wanted = [_suggest_rule(call.name, call.target, protected)]
+    else:
+        wanted = [
+            _suggest_rule(call.name, stage.target)
+            for stage in map(call.stage, split)
+            if not _allowed(pipeline.stage_verdict(stage))
+        ]
+    given = {str(r) for r in (*call.context.rules.allow, *call.context.session_allow)}
+    fresh = tuple(dict.fromkeys(r for r in wanted if r and r not in given))
+    if fresh or call.name != "Bash" or not call.subject:
+        return fresh
+    exact = _exact_bash_rule(call.subject)
+    return () if exact is None or exact in given else (exact,)
+
+
+def _allowed(decision: PermissionDecision | None) -> bool:
+    return decision is not None and decision.behavior == "allow"
 
 
 def _suggest_rule(name: str, call: Target, protected: ProtectedWrite | None = None) -> str:
@@ -318,10 +357,14 @@ def _headless_message(
 ) -> str:
     """Why nobody could approve the call, and how its user allows calls like it, whether
     they run the command (a flag) or embed the Agent (a keyword)."""
-    rule = request.suggested_rule
+    rules = request.suggested_rules or ((request.suggested_rule,) if request.suggested_rule else ())
+    named = " and ".join(f"'{r}'" for r in rules)
     how = (
-        f"To allow calls like it, add the allow rule '{rule}' (command line: --allowed-tools "
-        f"'{rule}'; Python: Agent(allowed_tools=[{rule!r}]); or permissions.allow in settings)"
+        f"To allow calls like it, add the allow rule{'s' if len(rules) > 1 else ''} {named} "
+        f"(command line: --allowed-tools '{' '.join(rules)}'; Python: "
+        f"Agent(allowed_tools={list(rules)!r}); or permissions.allow in settings)"
+        if rules
+        else "No allow rule approves it as written; run it where someone can approve it"
     )
     if name in EDIT_TOOLS and not protected:
         how += ", or use the acceptEdits permission mode"

@@ -36,12 +36,17 @@ known gaps closed) is:
     resolved) → ask;
 15. `read_only` — a read-only call → allow (not MCP tools: their readOnlyHint is only the
     server's claim; a read-only Bash command must not name a path outside the folders);
-16. `accept_edits` — acceptEdits and a file edit (inside the folders, step 14) → allow;
-17. `developer_tool` — a tool the embedding program passed in (`Agent(tools=[...])`,
+16. `allowed_stages` — a Bash pipeline or `&&`/`||`/`;` list that hides nothing
+    (`shell.bash.stages`) whose every command, called alone, steps 11, 12 or 15 would allow
+    (an allow rule, a skill's grant, read-only inside the folders) → allow: `git status |
+    head -3` under `Bash(git status:*)`, `ls | head -3`, `cat README.md | wc -l`, as Claude
+    Code runs them; `ls | xargs rm` and `cat x | sh` still ask;
+17. `accept_edits` — acceptEdits and a file edit (inside the folders, step 14) → allow;
+18. `developer_tool` — a tool the embedding program passed in (`Agent(tools=[...])`,
     `PermissionContext.developer_tools`) → allow;
-18. `sandboxed` — a Bash command `PermissionContext.sandboxed_bash` says runs in the OS
+19. `sandboxed` — a Bash command `PermissionContext.sandboxed_bash` says runs in the OS
     sandbox → allow;
-19. `otherwise_ask` — ask.
+20. `otherwise_ask` — ask.
 
 A tool the program passed in is one its developer means the model to use, so it needs no
 rule; deny and ask rules, plan mode and the tool's own check (`@tool(needs_approval=True)`)
@@ -236,6 +241,36 @@ def read_only(call: Call) -> PermissionDecision | None:
     return PermissionDecision("allow", source=DenialSource.MODE)
 
 
+def allowed_stages(call: Call) -> PermissionDecision | None:
+    """A compound Bash line runs when each of its commands alone would run by a rule, a
+    skill's grant or as a read-only command. The deny, ask, doubt and protected-path steps
+    above have judged the whole line already (they match any command in it)."""
+    split = stages(call)
+    if split is None:
+        return None
+    rules: list[str] = []
+    for stage in split:
+        decision = stage_verdict(call.stage(stage))
+        if decision is None or decision.behavior != "allow":
+            return None
+        if decision.rule is not None:
+            rules.append(decision.rule)
+    source = DenialSource.RULE if rules else DenialSource.MODE
+    return PermissionDecision("allow", rule=", ".join(rules) or None, source=source)
+
+
+def stages(call: Call) -> tuple[str, ...] | None:
+    """The stages of a compound Bash call (`shell.bash.stages`), or None."""
+    if call.name != "Bash" or not call.subject:
+        return None
+    return bash.stages(call.subject)
+
+
+def stage_verdict(stage: Call) -> PermissionDecision | None:
+    """What allows one stage alone: an allow rule, a skill's grant, or being read-only."""
+    return allow_rule(stage) or skill_grant(stage) or read_only(stage)
+
+
 def accept_edits(call: Call) -> PermissionDecision | None:
     """acceptEdits runs file edits (inside the folders: `outside_folders` came first)."""
     if call.context.mode is PermissionMode.ACCEPT_EDITS and call.name in EDIT_TOOLS:
@@ -280,6 +315,7 @@ STEPS: tuple[Step, ...] = (
     tool_verdict,
     outside_folders,
     read_only,
+    allowed_stages,
     accept_edits,
     developer_tool,
     sandboxed,

@@ -24,6 +24,7 @@ from .errors import AuthenticationError
 from .errors_map import map_anthropic_error
 from .retry import DEFAULT_RETRY, RetryPolicy
 from .sdk_client import SDKClientProvider, split_sdk_kwargs
+from .tls import shared_tls_context
 
 
 class AnthropicProvider(SDKClientProvider[anthropic.AsyncAnthropic]):
@@ -54,6 +55,7 @@ class AnthropicProvider(SDKClientProvider[anthropic.AsyncAnthropic]):
             max_retries=0,
             timeout=timeout,
             default_headers=cast(Any, {"Authorization": anthropic.omit}) if keyless else None,
+            http_client=anthropic.DefaultAsyncHttpxClient(verify=shared_tls_context()),
         )
         super().__init__(made, owns_client=client is None, retry=retry)
 

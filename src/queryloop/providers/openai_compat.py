@@ -25,6 +25,7 @@ from .errors_map import map_openai_error
 from .openai_translate import OpenAIChunkAssembler, to_openai_body
 from .retry import DEFAULT_RETRY, RetryPolicy
 from .sdk_client import SDKClientProvider, split_sdk_kwargs
+from .tls import shared_tls_context
 
 PLACEHOLDER_KEY = "sk-no-key-needed"
 
@@ -53,6 +54,7 @@ class OpenAICompatProvider(SDKClientProvider[openai.AsyncOpenAI]):
             base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
             max_retries=0,
             timeout=timeout,
+            http_client=openai.DefaultAsyncHttpxClient(verify=shared_tls_context()),
         )
         super().__init__(made, owns_client=client is None, retry=retry)
 

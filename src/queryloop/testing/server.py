@@ -232,6 +232,10 @@ class _HTTPServer(ThreadingHTTPServer):
     """Tracks open connections so `stop()` can close idle keep-alive sockets at once."""
 
     daemon_threads = True
+    request_queue_size = 1024
+    """The listen backlog (Python's default is 5): forty sessions that connect at once are
+    all queued instead of having their SYN dropped and sent again a second later (the
+    kernel caps it at net.core.somaxconn)."""
     app: MessagesServer
 
     def __init__(self, address: tuple[str, int], handler: Any) -> None:

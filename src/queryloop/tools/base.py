@@ -12,6 +12,8 @@ a tool can never crash the loop.
 
 from __future__ import annotations
 
+import copy
+import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -320,10 +322,7 @@ class BaseTool(Generic[InputT]):
     concurrency_safe: bool = False
 
     def input_schema(self) -> dict[str, Any]:
-        schema = self.input_model.model_json_schema()
-        schema.pop("title", None)
-        schema.setdefault("type", "object")
-        return schema
+        return copy.deepcopy(model_schema(self.input_model))
 
     def is_concurrency_safe(self, input: Any) -> bool:
         return self.concurrency_safe
@@ -429,3 +428,22 @@ class ToolEventHooks(Protocol):
     ) -> bool: ...
 
     async def cwd_changed(self, old: Path, new: Path) -> None: ...
+
+
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of an input model as the model sees it (no title; type object).
+
+    Rendered once per model class and kept while the class lives: pydantic renders it anew
+    on every call (milliseconds per tool), and every session of a process asked for every
+    tool's (bench/sdk_concurrency.py). Callers get a copy to change as they like.
+    """
+    schema = _SCHEMAS.get(model)
+    if schema is None:
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        schema.setdefault("type", "object")
+        _SCHEMAS[model] = schema
+    return schema

@@ -8,6 +8,8 @@ text, so checking one call against many rules parses it once.
 - `deny_verdict(content, line)`: MATCH, MAYBE or NO for a deny/ask specifier (liberal);
 - `allow_approves(contents, line)`: whether allow specifiers approve every simple command of
   the line word for word, with nothing hidden (strict);
+- `stages(line)`: the commands of a pipeline or `&&`/`||`/`;` list, each as a line of its
+  own, when nothing in the line hides what runs (each stage is then judged alone);
 - `path_words(line)`: the words that may name files, for `Read`/`Edit` deny rules;
 - `summarize(line)`: what the line runs and writes, for the person asked to approve it.
 """
@@ -32,6 +34,7 @@ __all__ = [
     "deny_verdict",
     "directories",
     "path_words",
+    "stages",
     "summarize",
 ]
 
@@ -59,6 +62,29 @@ def allow_approves(contents: Sequence[str], line: str) -> str | None:
             return None
         first = first or match
     return first
+
+
+def stages(line: str) -> tuple[str, ...] | None:
+    """The line's simple commands, each as a command line of its own, when the line is a
+    pipeline or a list of two or more of them and hides nothing; None otherwise.
+
+    None (the line is judged whole, and asks) for one command, or when anything would run or
+    change what the stages cannot show alone: a `$(…)`, backticks or `<(…)`, a redirection
+    from or to a file (`2>&1` and `/dev/null` are fine), a here-document, an assignment
+    (`GIT_PAGER=… git log`), a word known only at run time or a glob (its text would not be
+    the words the shell passes), or a line that does not parse.
+    """
+    analysis = analyze(line)
+    if analysis.hazards or analysis.unknowns or len(analysis.top) < 2:
+        return None
+    out: list[str] = []
+    for command in analysis.top:
+        if command.assignments or not command.words:
+            return None
+        if not all(word.static for word in command.words):
+            return None
+        out.append(shlex.join(word.value or "" for word in command.words))
+    return tuple(out)
 
 
 def path_words(line: str) -> tuple[tuple[str, bool], ...]:
