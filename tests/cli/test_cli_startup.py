@@ -27,6 +27,7 @@ from queryloop.cli import main as cli_main
 from queryloop.testing import MessagesServer, text, turn
 
 SLOW_SDK = Path(__file__).parent / "slow_sdk"
+STARTUP_WATCH = Path(__file__).parent / "startup_watch"
 RAW_SERVER = Path(__file__).parents[1] / "mcp" / "servers" / "raw_lookup_server.py"
 SDK_WAITS_S = 4.0
 """What the MCP SDK's stdio shutdown would wait for a server that ignores EOF and SIGTERM
@@ -123,6 +124,41 @@ def test_a_startup_error_after_the_servers_started_still_ends_them(tmp_path: Pat
     assert done.stderr.count("\n") == 1, done.stderr
     if stamps.exists():  # the server may not have got as far as starting
         assert not alive(int(read_stamps(stamps)["pid"])), "an MCP server was left behind"
+
+
+NOT_BEFORE_THE_REQUEST = ("httpx", "click", "rich", "pygments", "prompt_toolkit", "mcp")
+"""Modules a `-p` run without http hooks, MCP servers or a terminal UI has no use for."""
+
+
+def test_print_mode_starts_without_full_collections_or_modules_it_does_not_use(
+    tmp_path: Path,
+) -> None:
+    """Start-up builds objects that live as long as the process (the SDK's pydantic classes,
+    our modules); a full pass of the cyclic collector walks all of them and frees nothing.
+    The console script runs none of those passes before the first request (`cli/heap.py`)
+    and collects as usual once the session has started. Nor does it import what the run
+    never uses (httpx comes with its command line: click, rich, pygments)."""
+    stamps = tmp_path / "stamps"
+    watch = os.pathsep.join(p for p in (str(STARTUP_WATCH), os.environ.get("PYTHONPATH", "")) if p)
+    with MessagesServer([turn(text("hi"))]) as server:
+        env = cli_env(
+            server.base_url, tmp_path, PYTHONPATH=watch, STARTUP_WATCH_STAMPS=str(stamps),
+            STARTUP_WATCH_MODULES=" ".join(NOT_BEFORE_THE_REQUEST),
+        )  # fmt: skip
+        done = subprocess.run(
+            [*COMMAND, "-p", "hello"],
+            cwd=project(tmp_path), env=env, capture_output=True, text=True, timeout=90,
+        )  # fmt: skip
+        assert done.returncode == 0 and done.stdout == "hi\n", done.stderr
+        requested = server.recorded[0].received_at
+    lines = [line.split() for line in stamps.read_text().splitlines()]
+    passes = [(kind, float(at)) for kind, at in (line for line in lines if line[0] != "modules")]
+    assert [at for gen, at in passes if gen == "gen2" and at < requested] == [], (
+        "a full collection walked the start-up heap before the request"
+    )
+    assert any(at > requested for _, at in passes), "the collector stayed off"
+    imported = [line[1:] for line in lines if line[0] == "modules"]
+    assert imported == [[]], f"imported without a use: {imported}"
 
 
 def test_the_console_script_freezes_the_heap_before_the_interpreter_tears_down(

@@ -17,10 +17,13 @@ from ..errors import ConfigError
 from .agent_factory import make_agent
 from .args import CliOptions, UsageError, parse_args
 from .exit_codes import ExitCode
+from .heap import pause_collections, settle
 
 
 def entrypoint() -> None:
-    """The console script: `sys.exit(main())`, with a quick interpreter exit."""
+    """The console script: `sys.exit(main())`, with the collector paused during start-up
+    (`heap`) and a quick interpreter exit."""
+    pause_collections()
     code = main()
     quick_exit_teardown()
     sys.exit(code)
@@ -149,6 +152,8 @@ async def _print(options: CliOptions, prompt: str, stdout: TextIO) -> int:
     agent = make_agent(options, on_notice=_print_notice)
     out = PipeGuard(stdout)
     try:
+        await agent.start()
+        settle()  # what start-up built stays: the collector skips it from now on (`heap`)
         code = await run_print(
             agent,
             prompt,
