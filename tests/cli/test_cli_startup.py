@@ -260,7 +260,8 @@ def test_a_prompt_typed_while_the_session_loads_is_sent_once_it_is_ready(
     tmp_path: Path, term: str
 ) -> None:
     """The prompt is drawn and takes typing while the session still starts (a SessionStart
-    hook holds it); the line sent meanwhile waits, and goes to the model once it is ready."""
+    hook holds it, and the line is typed only once the hook has begun); the line sent
+    meanwhile waits, and goes to the model once the hook lets the session finish starting."""
     began, release = tmp_path / "hook-began", tmp_path / "release"
     hook = {"type": "command", "command": HOOK_WAIT.format(began=began, release=release)}
     home = tmp_path / "home"
@@ -272,9 +273,9 @@ def test_a_prompt_typed_while_the_session_loads_is_sent_once_it_is_ready(
         repl = ReplChild(server.base_url, tmp_path, term)
         try:
             repl.started()
+            repl.wait_until(began.exists)  # the load is under way: the hook holds it
             repl.sendline("an early question")  # typed while the session is still starting
             repl.expect("an early question")  # accepted: shown on the input line
-            repl.wait_until(began.exists)
             assert server.requests == [], "a request went out before the session was ready"
             release.touch()
             repl.expect("the early answer")
