@@ -152,13 +152,30 @@ def test_print_mode_starts_without_full_collections_or_modules_it_does_not_use(
         assert done.returncode == 0 and done.stdout == "hi\n", done.stderr
         requested = server.recorded[0].received_at
     lines = [line.split() for line in stamps.read_text().splitlines()]
-    passes = [(kind, float(at)) for kind, at in (line for line in lines if line[0] != "modules")]
+    passes = [(kind, float(at)) for kind, at in (line for line in lines if line[0][:3] == "gen")]
     assert [at for gen, at in passes if gen == "gen2" and at < requested] == [], (
         "a full collection walked the start-up heap before the request"
     )
     assert any(at > requested for _, at in passes), "the collector stayed off"
     imported = [line[1:] for line in lines if line[0] == "modules"]
     assert imported == [[]], f"imported without a use: {imported}"
+    assert ["collector", "on"] in lines
+
+
+def test_a_subcommand_runs_with_the_collector_on(tmp_path: Path) -> None:
+    """Only a session's start-up pauses the collector; a subcommand (`batch` may run for
+    hours) has none, so it collects as usual from the start."""
+    stamps = tmp_path / "stamps"
+    watch = os.pathsep.join(p for p in (str(STARTUP_WATCH), os.environ.get("PYTHONPATH", "")) if p)
+    env = cli_env(
+        "http://127.0.0.1:9", tmp_path, PYTHONPATH=watch, STARTUP_WATCH_STAMPS=str(stamps)
+    )
+    done = subprocess.run(
+        [*COMMAND, "sessions"],
+        cwd=project(tmp_path), env=env, capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "collector on" in stamps.read_text().splitlines()
 
 
 def test_the_console_script_freezes_the_heap_before_the_interpreter_tears_down(

@@ -74,6 +74,8 @@ def main(
 
 
 def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
+    if options.command is not None:
+        settle()  # no session starts: the collector as usual (`batch` may run for hours)
     if options.command == "sessions":
         from .commands import print_sessions
 

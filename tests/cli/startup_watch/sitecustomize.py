@@ -4,7 +4,8 @@ A child gets this folder on PYTHONPATH, so Python loads this module at start-up.
 $STARTUP_WATCH_STAMPS set, every pass of the cyclic collector is appended to that file as
 `gen<N> <time.monotonic()>` (the clock the local Messages API server stamps request arrivals
 with, so a test can tell which passes ran before the first request), and at exit one line
-`modules <name> ...` lists which of the modules named in $STARTUP_WATCH_MODULES were imported.
+`modules <name> ...` lists which of the modules named in $STARTUP_WATCH_MODULES were imported
+and `collector on|off` whether the collector is on.
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ def _collected(phase: str, info: dict[str, Any]) -> None:
         _write(f"gen{info['generation']} {time.monotonic()}")
 
 
-def _imported() -> None:
+def _at_exit() -> None:
     _write(" ".join(["modules", *(name for name in MODULES if name in sys.modules)]))
+    _write(f"collector {'on' if gc.isenabled() else 'off'}")
 
 
 if STAMPS:
     gc.callbacks.append(_collected)
-    atexit.register(_imported)
+    atexit.register(_at_exit)
