@@ -8,6 +8,8 @@ request (gc callbacks on a loaded 2-core machine; 0.33 s of CPU in all, a fifth 
 So the console script pauses the collector (`pause_collections`) and, once the session has
 started, moves everything alive into the permanent generation, which later collections skip,
 and turns the collector back on (`settle`). Reference counting frees everything else as usual.
+The price: the few cycles start-up drops before `settle` are frozen with the rest and stay
+until exit (a few hundred objects in a `-p` run, by the collector's own counts).
 
 Only the console script pauses it (it owns the process): `main()` called inside another program
 (the tests, an embedding) leaves that program's collector alone. Python's documentation gives
