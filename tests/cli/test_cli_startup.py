@@ -27,6 +27,7 @@ from queryloop.cli import main as cli_main
 from queryloop.testing import MessagesServer, text, turn
 
 SLOW_SDK = Path(__file__).parent / "slow_sdk"
+STARTUP_WATCH = Path(__file__).parent / "startup_watch"
 RAW_SERVER = Path(__file__).parents[1] / "mcp" / "servers" / "raw_lookup_server.py"
 SDK_WAITS_S = 4.0
 """What the MCP SDK's stdio shutdown would wait for a server that ignores EOF and SIGTERM
@@ -123,6 +124,58 @@ def test_a_startup_error_after_the_servers_started_still_ends_them(tmp_path: Pat
     assert done.stderr.count("\n") == 1, done.stderr
     if stamps.exists():  # the server may not have got as far as starting
         assert not alive(int(read_stamps(stamps)["pid"])), "an MCP server was left behind"
+
+
+NOT_BEFORE_THE_REQUEST = ("httpx", "click", "rich", "pygments", "prompt_toolkit", "mcp")
+"""Modules a `-p` run without http hooks, MCP servers or a terminal UI has no use for."""
+
+
+def test_print_mode_starts_without_full_collections_or_modules_it_does_not_use(
+    tmp_path: Path,
+) -> None:
+    """Start-up builds objects that live as long as the process (the SDK's pydantic classes,
+    our modules); a full pass of the cyclic collector walks all of them and frees nothing.
+    The console script runs none of those passes before the first request (`cli/heap.py`)
+    and collects as usual once the session has started. Nor does it import what the run
+    never uses (httpx comes with its command line: click, rich, pygments)."""
+    stamps = tmp_path / "stamps"
+    watch = os.pathsep.join(p for p in (str(STARTUP_WATCH), os.environ.get("PYTHONPATH", "")) if p)
+    with MessagesServer([turn(text("hi"))]) as server:
+        env = cli_env(
+            server.base_url, tmp_path, PYTHONPATH=watch, STARTUP_WATCH_STAMPS=str(stamps),
+            STARTUP_WATCH_MODULES=" ".join(NOT_BEFORE_THE_REQUEST),
+        )  # fmt: skip
+        done = subprocess.run(
+            [*COMMAND, "-p", "hello"],
+            cwd=project(tmp_path), env=env, capture_output=True, text=True, timeout=90,
+        )  # fmt: skip
+        assert done.returncode == 0 and done.stdout == "hi\n", done.stderr
+        requested = server.recorded[0].received_at
+    lines = [line.split() for line in stamps.read_text().splitlines()]
+    passes = [(kind, float(at)) for kind, at in (line for line in lines if line[0][:3] == "gen")]
+    assert [at for gen, at in passes if gen == "gen2" and at < requested] == [], (
+        "a full collection walked the start-up heap before the request"
+    )
+    assert any(at > requested for _, at in passes), "the collector stayed off"
+    imported = [line[1:] for line in lines if line[0] == "modules"]
+    assert imported == [[]], f"imported without a use: {imported}"
+    assert ["collector", "on"] in lines
+
+
+def test_a_subcommand_runs_with_the_collector_on(tmp_path: Path) -> None:
+    """Only a session's start-up pauses the collector; a subcommand (`batch` may run for
+    hours) has none, so it collects as usual from the start."""
+    stamps = tmp_path / "stamps"
+    watch = os.pathsep.join(p for p in (str(STARTUP_WATCH), os.environ.get("PYTHONPATH", "")) if p)
+    env = cli_env(
+        "http://127.0.0.1:9", tmp_path, PYTHONPATH=watch, STARTUP_WATCH_STAMPS=str(stamps)
+    )
+    done = subprocess.run(
+        [*COMMAND, "sessions"],
+        cwd=project(tmp_path), env=env, capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "collector on" in stamps.read_text().splitlines()
 
 
 def test_the_console_script_freezes_the_heap_before_the_interpreter_tears_down(
@@ -224,7 +277,8 @@ def test_a_prompt_typed_while_the_session_loads_is_sent_once_it_is_ready(
     tmp_path: Path, term: str
 ) -> None:
     """The prompt is drawn and takes typing while the session still starts (a SessionStart
-    hook holds it); the line sent meanwhile waits, and goes to the model once it is ready."""
+    hook holds it, and the line is typed only once the hook has begun); the line sent
+    meanwhile waits, and goes to the model once the hook lets the session finish starting."""
     began, release = tmp_path / "hook-began", tmp_path / "release"
     hook = {"type": "command", "command": HOOK_WAIT.format(began=began, release=release)}
     home = tmp_path / "home"
@@ -236,9 +290,9 @@ def test_a_prompt_typed_while_the_session_loads_is_sent_once_it_is_ready(
         repl = ReplChild(server.base_url, tmp_path, term)
         try:
             repl.started()
+            repl.wait_until(began.exists)  # the load is under way: the hook holds it
             repl.sendline("an early question")  # typed while the session is still starting
             repl.expect("an early question")  # accepted: shown on the input line
-            repl.wait_until(began.exists)
             assert server.requests == [], "a request went out before the session was ready"
             release.touch()
             repl.expect("the early answer")

@@ -17,10 +17,13 @@ from ..errors import ConfigError
 from .agent_factory import make_agent
 from .args import CliOptions, UsageError, parse_args
 from .exit_codes import ExitCode
+from .heap import pause_collections, settle
 
 
 def entrypoint() -> None:
-    """The console script: `sys.exit(main())`, with a quick interpreter exit."""
+    """The console script: `sys.exit(main())`, with the collector paused during start-up
+    (`heap`) and a quick interpreter exit."""
+    pause_collections()
     code = main()
     quick_exit_teardown()
     sys.exit(code)
@@ -71,6 +74,8 @@ def main(
 
 
 def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
+    if options.command is not None:
+        settle()  # no session starts: the collector as usual (`batch` may run for hours)
     if options.command == "sessions":
         from .commands import print_sessions
 
@@ -153,6 +158,8 @@ async def _print(options: CliOptions, prompt: str | None, stdout: TextIO) -> int
     agent = make_agent(options, on_notice=_print_notice)
     out = PipeGuard(stdout)
     try:
+        await agent.start()
+        settle()  # what start-up built stays: the collector skips it from now on (`heap`)
         code = await run_print(
             agent,
             prompt,

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .args import CliOptions
 from .commands import parse_slash
 from .exit_codes import ExitCode
+from .heap import settle
 from .host import CommandHost, LineReader
 from .interrupts import Interruptible, SigintRouter
 from .line_input import plain_read_line, prompt_session
@@ -128,6 +129,7 @@ class Repl:
         for notice in loaded.notices:
             self.notice(notice)
         await loaded.agent.start()
+        settle()  # what start-up built stays: the collector skips it from now on (`heap`)
         if self.options.continue_latest or self.options.resume:
             self._above_prompt(lambda: loaded.renderer.show_recent(loaded.agent.messages))
 

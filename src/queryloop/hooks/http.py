@@ -17,8 +17,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
 from .config import HttpHook
 from .shell import HookRun
 
@@ -45,6 +43,10 @@ async def run_http_hook(
     headers = {k: interpolate(v, env, hook.allowed_env_vars) for k, v in hook.headers.items()}
     headers["Content-Type"] = "application/json"
     body = json.dumps(payload, default=str)
+    # Imported here, not with the module: httpx loads its command line (click, rich,
+    # pygments) with it, and a session without an http hook never needs any of them.
+    import httpx
+
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
             response = await client.post(hook.url, content=body, headers=headers)
