@@ -42,7 +42,7 @@ from ..messages.usage import Usage
 from .files import FILES_RECORD, SeenFile, read_entries
 from .store import SessionNotFoundError
 from .store_api import SessionStoreEntry
-from .stores import TranscriptRef
+from .stores import TranscriptRef, as_ref
 from .transcript import TIMING_RECORD, Transcript
 
 INTERRUPTED_TOOL_RESULT = Interruption.RESUMED.text()
@@ -286,7 +286,7 @@ def load_transcript(source: Path | str | TranscriptRef, *, repair: bool = True) 
     With `repair` (the default) orphan tool_uses get synthetic error results, which are also
     appended to the transcript. Raises SessionNotFoundError when there is no transcript.
     """
-    ref = _ref(source)
+    ref = as_ref(source)
     checked = ref.load_checked()
     if checked is None:
         raise SessionNotFoundError(f"no transcript at {ref.location}")
@@ -327,15 +327,6 @@ def load_transcript(source: Path | str | TranscriptRef, *, repair: bool = True) 
         last_request_at=reader.last_request_at,
         ref=ref,
     )
-
-
-def _ref(source: Path | str | TranscriptRef) -> TranscriptRef:
-    if isinstance(source, TranscriptRef):
-        return source
-    path = Path(source)
-    if not path.is_file():
-        raise SessionNotFoundError(f"no transcript at {path}")
-    return TranscriptRef.for_file(path)
 
 
 def _persist_repairs(

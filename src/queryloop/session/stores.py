@@ -34,6 +34,7 @@ from .jsonl_store import JsonlSessionStore
 from .memory_store import InMemorySessionStore
 from .sqlite_store import SqliteSessionStore
 from .store import (
+    SUBAGENTS_DIR,
     AmbiguousSessionError,
     SessionError,
     SessionNotFoundError,
@@ -51,6 +52,8 @@ from .store_api import (
 SESSION_STORE_ENV = "QUERYLOOP_SESSION_STORE"
 """The environment variable naming the store (a spec as above)."""
 
+SIDECHAIN_PREFIX = f"{SUBAGENTS_DIR}/agent-"
+"""Subagent transcripts are the subkeys `subagents/agent-<agent-id>` of their session's."""
 POSTGRES_MODULE = "queryloop.session.postgres_store"
 _SQLITE = "sqlite://"
 _POSTGRES = ("postgresql://", "postgres://")
@@ -248,6 +251,37 @@ class TranscriptRef:
         """Let go of what the store holds open for it."""
         if isinstance(self.store, SyncsTranscripts):
             self.store.release(self.key)
+
+
+def as_ref(source: Path | str | TranscriptRef) -> TranscriptRef:
+    """A transcript given as a `TranscriptRef` or as a `.jsonl` file's path."""
+    if isinstance(source, TranscriptRef):
+        return source
+    path = Path(source).expanduser()
+    if not path.is_file():
+        raise SessionNotFoundError(f"no transcript at {path}")
+    return TranscriptRef.for_file(path)
+
+
+def sidechain_subpath(agent_id: str) -> str:
+    """The subkey of subagent `agent_id`'s transcript (`subagents/agent-<id>`)."""
+    return f"{SIDECHAIN_PREFIX}{agent_id}"
+
+
+def sidechain_agent_ids(session: TranscriptRef) -> list[str]:
+    """The agent ids of a session's subagent transcripts, sorted."""
+    subs = session.subkeys()
+    return sorted(s.removeprefix(SIDECHAIN_PREFIX) for s in subs if s.startswith(SIDECHAIN_PREFIX))
+
+
+def session_folder(ref: TranscriptRef, home: Path | str | None = None) -> Path:
+    """The session's own folder on this machine (spilled tool results, task output,
+    checkpoints): beside its JSONL file, `<project-key>/<session-id>/`; for a database,
+    the same place under `$QUERYLOOP_HOME/projects` (`home`)."""
+    path = ref.main().path
+    if path is not None:
+        return path.parent / ref.session_id
+    return queryloop_home(home) / "projects" / ref.project_key / ref.session_id
 
 
 def project_keys(store: SessionStore, cwd: Path | str | None) -> list[str]:
