@@ -41,6 +41,8 @@ class JsonlSessionStore:
         self.root = Path(root).expanduser()
         self.fsync = fsync
         self._fds: dict[Path, int] = {}
+        self._paths: dict[tuple[str, str, str], Path] = {}
+        """Each key's file, worked out once (an append per message must stay cheap)."""
         self._lock = threading.Lock()
 
     @classmethod
@@ -59,12 +61,18 @@ class JsonlSessionStore:
 
     def path_of(self, key: SessionKey) -> Path:
         """The file of `key` (it may not exist yet). Refuses a key that would leave `root`."""
-        project, session = _part(key["project_key"]), _part(key["session_id"])
-        subpath = subpath_of(key)
+        address = (key["project_key"], key["session_id"], subpath_of(key))
+        known = self._paths.get(address)
+        if known is not None:
+            return known
+        project, session, subpath = _part(address[0]), _part(address[1]), address[2]
         if subpath == MAIN_SUBPATH:
-            return self.root / project / f"{session}{TRANSCRIPT_SUFFIX}"
-        parts = [_part(p) for p in subpath.split("/")]
-        return self.root.joinpath(project, session, *parts[:-1], parts[-1] + TRANSCRIPT_SUFFIX)
+            path = self.root / project / f"{session}{TRANSCRIPT_SUFFIX}"
+        else:
+            parts = [_part(p) for p in subpath.split("/")]
+            path = self.root.joinpath(project, session, *parts[:-1], parts[-1] + TRANSCRIPT_SUFFIX)
+        self._paths[address] = path
+        return path
 
     def describe(self, key: SessionKey) -> str:
         """Where the transcript is, for a person: its file."""
