@@ -1,4 +1,5 @@
-"""Subagent transcripts: one sidechain per subagent, a subkey of the session's transcript.
+"""Subagent transcripts: one sidechain per subagent, a subkey of the session's transcript
+(`session.stores.sidechain_subpath`).
 
 The subkey is `subagents/agent-<agent-id>` of the session's key, in the session's store; with
 the JSONL files that is Claude Code's layout, `<project>/<session-id>/subagents/agent-<id>.jsonl`.
@@ -15,7 +16,7 @@ from typing import Any
 
 from ..errors import QueryloopError
 from ..session import LoadedSession, Transcript, load_transcript
-from ..session.store import SUBAGENTS_DIR, sidechain_path
+from ..session.store import SUBAGENTS_DIR
 from ..session.stores import TranscriptRef, sidechain_agent_ids, sidechain_subpath
 
 __all__ = [
@@ -24,7 +25,6 @@ __all__ = [
     "load_sidechain",
     "open_sidechain",
     "sidechain_agent_ids",
-    "sidechain_path",
     "sidechain_subpath",
 ]
 
