@@ -17,7 +17,7 @@ import sys
 from queryloop.session.sqlite_store import SqliteSessionStore
 store = SqliteSessionStore(sys.argv[1])
 key = {"project_key": "-p", "session_id": "s"}
-n = int(sys.argv[2])
+n = len(store.load(key) or [])  # after what the killed writers stored
 while True:
     store.append(key, [{"record": "message", "n": n, "pad": "x" * 300}])
     print(n, flush=True)  # acknowledged: append returned
@@ -30,9 +30,8 @@ def test_every_acknowledged_append_survives_sigkill(tmp_path: Path) -> None:
     acknowledged = -1
     for _ in range(3):
         proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(db), str(acknowledged + 1)],
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [sys.executable, "-c", WRITER, str(db)], stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout is not None
         for _ in range(150):  # kill while it is writing
             acknowledged = int(proc.stdout.readline())
@@ -42,5 +41,5 @@ def test_every_acknowledged_append_survives_sigkill(tmp_path: Path) -> None:
     store = SqliteSessionStore(db)
     stored = [e["n"] for e in store.load({"project_key": "-p", "session_id": "s"}) or []]
     store.close()
-    assert stored[: acknowledged + 1] == list(range(acknowledged + 1))
+    assert len(stored) > acknowledged  # the last acknowledged one and all before it
     assert stored == list(range(len(stored)))  # in order, nothing twice, nothing torn
