@@ -98,9 +98,13 @@ def list_sessions(
     session_store: SessionStoreArg = None,
 ) -> list[SDKSessionInfo]:
     """The sessions of the project at `directory` (None: of every project the store can
-    list), newest first; `offset` and `limit` page through them."""
+    list; a store that cannot list them, the working folder's), newest first; `offset` and
+    `limit` page through them."""
     with _store(session_store, directory) as store:
-        projects = [project_key(directory)] if directory else project_keys(store, None)
+        if directory:
+            projects = [project_key(directory)]
+        else:
+            projects = project_keys(store, None) or [project_key(Path.cwd())]
         listed = [(p, e) for p in projects for e in store.list_sessions(p)]
         listed.sort(key=lambda pe: pe[1]["mtime"], reverse=True)
         end = None if limit is None else offset + limit

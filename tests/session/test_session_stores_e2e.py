@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agent_support import MODEL, NO_RETRY, agent_on, messages_json
-from queryloop import Agent
+from queryloop import Agent, sessions
 from queryloop.cli.commands import print_sessions
 from queryloop.messages.serialization import message_to_dict
 from queryloop.session import list_sessions, load_transcript
@@ -198,3 +198,12 @@ async def test_a_fork_has_new_ids_and_resuming_at_a_message_continues_from_it(
         fork_session(source, directory=cwd, up_to_message_id="not-a-message")
     with pytest.raises(FileNotFoundError):
         fork_session("no-such-session", directory=cwd)
+
+    assert {i.session_id for i in sessions.list_sessions()} == {source, fork.session_id}
+    sessions.rename_session(fork.session_id, "My branch", directory=cwd)
+    sessions.tag_session(fork.session_id, "keep")
+    info = get_session_info(fork.session_id)
+    assert info is not None and (info.summary, info.tag) == ("My branch", "keep")
+    sessions.delete_session(fork.session_id, directory=cwd)
+    assert get_session_info(fork.session_id) is None
+    assert [i.session_id for i in sessions.list_sessions(directory=cwd)] == [source]
