@@ -38,6 +38,7 @@ def _own_queryloop_home(
     # and so is its managed folder (/etc/claude-code).
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
     monkeypatch.setenv("QUERYLOOP_CLAUDE_MANAGED_DIR", str(home / "claude-managed"))
+    monkeypatch.delenv("QUERYLOOP_SESSION_STORE", raising=False)  # the JSONL files, unless set
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Generic, Unpack, cast
+from typing import TYPE_CHECKING, Any, Generic, Unpack, cast
 
 from typing_extensions import TypeVar
 
@@ -41,8 +41,11 @@ from ..messages.usage import Usage
 from ..permissions.modes import PermissionMode, parse_mode
 from ..providers.base import MessageComplete
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
+from ..session.branching import truncate_at
 from ..session.files import restore_read_state
+from ..session.stores import TranscriptRef
 from ..tasks import TaskManager
+from .locate import locate_latest, locate_session
 from .options import AgentKwargs, AgentOptions, SchemaDict, make_options
 from .prompts import prepare_prompt
 from .result import OutputT, RunRecorder, RunResult
@@ -125,10 +128,14 @@ class Agent(Generic[OutputT]):
         *,
         decisions: Mapping[str, Decision] | None = None,
         output_type: type[ResumedT] | SchemaDict[ResumedT] | None = None,
+        at: str | None = None,
         **options: Unpack[AgentKwargs],
     ) -> Agent[ResumedT]:
-        """Continue a stored session (an id, an id prefix, or a transcript path), with
-        `output_type` as for `Agent(...)`.
+        """Continue a stored session (an id, an id prefix, or a `.jsonl` transcript path), in
+        the session store the options choose (`session_store`, docs/sessions.md), with
+        `output_type` as for `Agent(...)`. `at`, a message uuid, resumes the conversation at
+        that message: the messages after it are voided in the transcript first
+        (`queryloop.sessions.resume_session_at`).
 
         `decisions` answers tool calls the session deferred (`RunResult.deferred`): tool_use
         id -> `PermissionAllow()` or `PermissionDeny(message)`. They are acted on when the
@@ -139,19 +146,9 @@ class Agent(Generic[OutputT]):
             DeferralMismatchError: a pending record does not match its tool_use.
             UnknownDeferralError: a decision names no pending call.
         """
-        from ..session import find_session, load_transcript
-
         chosen = make_options(model, options, output_type)
-        path = Path(session)
-        if not path.is_file():
-            path = find_session(str(session), chosen.workspace.cwd, chosen.session.home)
-        loaded = load_transcript(path)
-        check_decisions(loaded.messages, decisions or {})
-        chosen = replace(chosen, session=replace(chosen.session, session_id=loaded.session_id))
-        agent = cast("Agent[ResumedT]", cls.__new__(cls))
-        agent._open(chosen, _stored_session(loaded), resumed=loaded)
-        agent._decisions = dict(decisions or {})
-        return agent
+        agent = cls._resumed(chosen, locate_session(chosen, str(session)), at, decisions)
+        return cast("Agent[ResumedT]", agent)
 
     @classmethod
     def continue_latest(
@@ -162,15 +159,33 @@ class Agent(Generic[OutputT]):
         **options: Unpack[AgentKwargs],
     ) -> Agent[ResumedT]:
         """Continue the most recent session of this project (a new one if there is none)."""
-        from ..session import latest_session
-
         wanted = make_options(model, options, output_type)
-        latest = latest_session(wanted.workspace.cwd, wanted.session.home)
+        latest = locate_latest(wanted)
         if latest is None:
             agent = cast("Agent[ResumedT]", cls.__new__(cls))
             agent._open_new(wanted)
             return agent
-        return cls.resume(latest, model, output_type=output_type, **options)
+        return cast("Agent[ResumedT]", cls._resumed(wanted, latest, None, None))
+
+    @classmethod
+    def _resumed(
+        cls,
+        chosen: AgentOptions,
+        ref: TranscriptRef,
+        at: str | None,
+        decisions: Mapping[str, Decision] | None,
+    ) -> Agent[Any]:
+        from ..session import load_transcript
+
+        if at is not None:
+            truncate_at(ref, at)
+        loaded = load_transcript(ref)
+        check_decisions(loaded.messages, decisions or {})
+        chosen = replace(chosen, session=replace(chosen.session, session_id=loaded.session_id))
+        agent: Agent[Any] = cls.__new__(cls)
+        agent._open(chosen, _stored_session(loaded), resumed=loaded)
+        agent._decisions = dict(decisions or {})
+        return agent
 
     async def _started(self) -> Started:
         """The started session, starting it first if it is not."""
@@ -516,8 +531,8 @@ class Agent(Generic[OutputT]):
         from ..report.costs import CostBreakdown, tally
 
         transcript = self.session.transcript
-        if transcript is not None and transcript.path.is_file():
-            return read_timeline(transcript.path).costs
+        if transcript is not None and transcript.ref.exists():
+            return read_timeline(transcript.ref).costs
         records = self.session.records
         return CostBreakdown(*tally((r.usage, r.model, r.cost_usd) for r in records))
 
@@ -530,7 +545,7 @@ class Agent(Generic[OutputT]):
         transcript = self.session.transcript
         if transcript is None:
             raise QueryloopError("no transcript to report on: run a prompt first (persist on)")
-        return write_report(transcript.path, out)
+        return write_report(transcript.ref, out)
 
     def clear(self) -> None:
         """Start a fresh conversation in a new session (the CLI's /clear)."""

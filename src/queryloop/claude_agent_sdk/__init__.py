@@ -16,6 +16,24 @@ what differs and what queryloop adds.
 """
 
 from .. import __version__
+from ..session.store_api import (
+    SessionKey,
+    SessionListSubkeysKey,
+    SessionStoreEntry,
+    SessionStoreListEntry,
+)
+from ..sessions import (
+    ForkSessionResult,
+    SDKSessionInfo,
+    SessionMessage,
+    delete_session,
+    fork_session,
+    get_session_info,
+    get_session_messages,
+    list_sessions,
+    rename_session,
+    tag_session,
+)
 from .client import ClaudeSDKClient
 from .errors import (
     ClaudeSDKError,
@@ -28,6 +46,7 @@ from .errors import (
     UnsupportedOptionError,
 )
 from .query import query
+from .stores import InMemorySessionStore
 from .tools import SdkMcpTool, ToolAnnotations, create_sdk_mcp_server, tool
 from .types import *  # noqa: F403 - the SDK exports every type at the top level too
 from .types import __all__ as _type_names
@@ -38,15 +57,30 @@ __all__ = [
     "CLINotFoundError",
     "ClaudeSDKClient",
     "ClaudeSDKError",
+    "ForkSessionResult",
+    "InMemorySessionStore",
     "MessageParseError",
     "ProcessError",
     "ResultError",
+    "SDKSessionInfo",
+    "SessionKey",
+    "SessionListSubkeysKey",
+    "SessionMessage",
+    "SessionStoreEntry",
+    "SessionStoreListEntry",
     "SdkMcpTool",
     "ToolAnnotations",
     "UnsupportedOptionError",
     "__version__",
     "create_sdk_mcp_server",
+    "delete_session",
+    "fork_session",
+    "get_session_info",
+    "get_session_messages",
+    "list_sessions",
     "query",
+    "rename_session",
+    "tag_session",
     "tool",
     *_type_names,
 ]

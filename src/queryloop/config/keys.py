@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..compact.policy import COMPACTION_NAMES, CompactionName
 from ..errors import ConfigError
+from ..session.store import SessionError
 from .discovery import Layout
 from .hook_policy import HttpHookPolicyMerger
 from .hook_settings import HooksRule
@@ -24,6 +25,11 @@ from .permission_settings import PermissionsRule
 from .plugins import EnabledPluginsMerger
 from .sandbox import SandboxMerger
 from .settings_file import SettingsFile, SettingsScope, Severity
+
+if TYPE_CHECKING:
+    # Loaded where used: the compact package brings the tools with it, and reading the
+    # settings (`queryloop sessions`, for the session store) must stay light.
+    from ..compact.policy import CompactionName
 
 # ---- parsers: (key, raw JSON value) -> value; ValueError with the message when wrong -------
 
@@ -71,6 +77,8 @@ def _tool_search(key: str, raw: object) -> str | int:
 def _compaction(key: str, raw: object) -> CompactionName:
     """A policy name; anything else is an error (a user who asked for economy must not pay
     for the default without knowing)."""
+    from ..compact.policy import COMPACTION_NAMES
+
     for name in COMPACTION_NAMES:
         if raw == name:
             return name
@@ -86,6 +94,17 @@ def _cache_ttl(key: str, raw: object) -> str:
     try:
         return parse_cache_ttl(raw)
     except ConfigError as exc:
+        raise ValueError(f"'{key}': {exc}") from exc
+
+
+def _session_store(key: str, raw: object) -> str:
+    """A store spec of a form queryloop knows (`queryloop.session.stores`); nothing is
+    opened while settings are read."""
+    from ..session.stores import check_store_spec
+
+    try:
+        return check_store_spec(_string(key, raw))
+    except SessionError as exc:
         raise ValueError(f"'{key}': {exc}") from exc
 
 
@@ -131,6 +150,9 @@ SETTINGS_TABLE: tuple[SettingKey, ...] = (
     # these two change what the user pays: not a project's to decide without trust
     SettingKey(("compaction",), ("compaction",), IGNORED, Value(_compaction, origin=True)),
     SettingKey(("cacheTtl",), ("cache_ttl",), IGNORED, Value(_cache_ttl, origin=True)),
+    # where every transcript goes (a remote database included): not an untrusted project's
+    # to redirect
+    SettingKey(("sessionStore",), ("session_store",), IGNORED, Value(_session_store, origin=True)),
     SettingKey(("sandbox",), ("sandbox",), NARROWS, SandboxMerger),
     SettingKey(("enabledPlugins",), ("enabled_plugins",), IGNORED, EnabledPluginsMerger),
     SettingKey(

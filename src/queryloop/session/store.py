@@ -4,8 +4,10 @@ Layout: `$QUERYLOOP_HOME/projects/<project-key>/<session-id>.jsonl`, where the p
 the absolute working folder with every non-alphanumeric character replaced by `-`, so that
 `--continue` finds the latest session of the folder the user is in. A session's subagents
 write theirs beside it (Claude Code's layout):
-`<project-key>/<session-id>/subagents/agent-<agent-id>.jsonl` (`agents.sidechain` writes and
-resumes them, `report` draws them).
+`<project-key>/<session-id>/subagents/agent-<agent-id>.jsonl`, the subkey
+`subagents/agent-<id>` of the JSONL store (`jsonl_store`); `agents.sidechain` writes and
+resumes them, `report` draws them. `latest_session` and `find_session` find a session's file
+in the JSONL layout; every store is searched with `stores.find_transcript`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from ..errors import QueryloopError
 TRANSCRIPT_SUFFIX = ".jsonl"
 SUBAGENTS_DIR = "subagents"
 """The folder of a session's subagent transcripts, inside the session's own folder."""
-_SIDECHAIN_PREFIX = "agent-"
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
 
@@ -66,21 +67,6 @@ def new_session_id() -> str:
 def session_path(session_id: str, cwd: Path | str, home: Path | str | None = None) -> Path:
     """The transcript path of `session_id` in the project at `cwd`."""
     return project_dir(cwd, home) / f"{session_id}{TRANSCRIPT_SUFFIX}"
-
-
-def sidechain_path(folder: Path, agent_id: str) -> Path:
-    """The transcript of subagent `agent_id` in a session's sidechain folder."""
-    return folder / f"{_SIDECHAIN_PREFIX}{agent_id}{TRANSCRIPT_SUFFIX}"
-
-
-def sidechain_paths(folder: Path) -> list[Path]:
-    """The subagent transcripts in a sidechain folder, sorted by name (none: no folder)."""
-    return sorted(folder.glob(f"{_SIDECHAIN_PREFIX}*{TRANSCRIPT_SUFFIX}"))
-
-
-def sidechain_agent_id(path: Path) -> str:
-    """The agent id a sidechain transcript is named after."""
-    return path.stem.removeprefix(_SIDECHAIN_PREFIX)
 
 
 def transcripts_in(folder: Path) -> list[Path]:

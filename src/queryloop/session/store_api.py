@@ -13,7 +13,10 @@ JSONL transcript always has. `queryloop.claude_agent_sdk` adapts the SDK's async
 
 Stores: `JsonlSessionStore` (the files under `$QUERYLOOP_HOME/projects/`, the default and
 unchanged on disk), `SqliteSessionStore` (one file), `PostgresSessionStore` (psycopg 3);
-`open_session_store(url)` picks one from `sqlite:///path`, `postgresql://...` or a folder.
+`open_session_store(url)` picks one from `sqlite:///path`, `postgresql://...` or a folder
+(`stores.py`, which also lists the optional extras a store may offer: `list_projects`,
+`sync`/`release`, `load_checked`, `describe`, `close`). Every store passes the conformance
+suite in `tests/session/store_conformance.py`.
 """
 
 from __future__ import annotations
