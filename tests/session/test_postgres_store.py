@@ -1,0 +1,230 @@
+"""`PostgresSessionStore` against a real PostgreSQL server (a private cluster per worker,
+tests/postgres_support.py).
+
+The first block is the `SessionStore` contract (the Claude Agent SDK's conformance checks:
+append order, deep equality, unknown keys, newest first, delete cascade, sorted subkeys, two
+writer processes); it runs on the `store` fixture, so it folds into the stores' shared
+conformance suite (tests/session/store_conformance.py) as its `postgres` parameter. The rest
+is Postgres's own: a writer killed with SIGKILL loses no returned append, a dropped connection
+is reopened, an unreachable server is a clear error without the password, U+0000 survives.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from postgres_support import PASSWORD, PostgresCluster
+
+from queryloop.errors import QueryloopError
+from queryloop.session.postgres_store import (
+    PostgresSessionStore,
+    SessionStoreUnavailableError,
+)
+from queryloop.session.store_api import SessionKey, SessionStore
+
+WRITER = Path(__file__).with_name("store_writer.py")
+
+
+@pytest.fixture
+def store(postgres_store: PostgresSessionStore) -> SessionStore:
+    """The store under test (the conformance suite parametrises this over every store)."""
+    return postgres_store
+
+
+def _key(session: str = "s1", subpath: str | None = None, project: str = "proj") -> SessionKey:
+    key = SessionKey(project_key=project, session_id=session)
+    if subpath is not None:
+        key["subpath"] = subpath
+    return key
+
+
+# ---- the SessionStore contract ------------------------------------------------------------
+
+
+def test_it_is_a_session_store(store: SessionStore) -> None:
+    assert isinstance(store, SessionStore)
+
+
+def test_appends_load_in_order_and_deeply_equal(store: SessionStore) -> None:
+    first = [
+        {"record": "message", "uuid": "a", "message": {"content": [{"type": "text"}]}},
+        {"record": "usage", "cost_usd": 0.125, "n": 10**15, "ok": True, "none": None},
+    ]
+    # Key order differs from what jsonb keeps (shorter keys first): equality is deep.
+    second = [{"zzz": 1, "record": "message", "a": {"y": [1, "é", 2.5], "b": {}}}]
+    store.append(_key(), first)
+    store.append(_key(), second)
+    store.append(_key(), [])
+    assert store.load(_key()) == first + second
+
+
+def test_unknown_keys_load_as_none(store: SessionStore) -> None:
+    assert store.load(_key("missing")) is None
+    store.append(_key(), [{"record": "message"}])
+    assert store.load(_key(subpath="subagents/agent-x")) is None
+    assert store.load(_key(project="other")) is None
+    assert store.list_sessions("other") == []
+    store.append(_key("empty"), [])
+    assert store.load(_key("empty")) is None
+
+
+def test_main_key_with_empty_subpath_is_the_main_transcript(store: SessionStore) -> None:
+    store.append(_key(subpath=""), [{"record": "a"}])
+    store.append(_key(), [{"record": "b"}])
+    assert store.load(_key()) == [{"record": "a"}, {"record": "b"}]
+    assert store.list_subkeys({"project_key": "proj", "session_id": "s1"}) == []
+
+
+def test_sessions_are_listed_newest_first_with_mtime_ms(store: SessionStore) -> None:
+    before = int(time.time() * 1000)
+    for session in ("s1", "s2", "s3"):
+        store.append(_key(session), [{"record": "message"}])
+    store.append(_key("s1"), [{"record": "message"}])
+    store.append(_key("s2", "subagents/agent-a"), [{"record": "message"}])  # not a session
+    after = int(time.time() * 1000)
+    listed = store.list_sessions("proj")
+    assert [e["session_id"] for e in listed] == ["s1", "s3", "s2"]
+    assert all(before - 1000 <= e["mtime"] <= after + 1000 for e in listed)
+    assert listed[0]["mtime"] >= listed[1]["mtime"] >= listed[2]["mtime"]
+
+
+def test_delete_of_a_main_key_removes_its_subkeys(store: SessionStore) -> None:
+    store.append(_key(), [{"record": "main"}])
+    store.append(_key(subpath="subagents/agent-a"), [{"record": "a"}])
+    store.append(_key(subpath="subagents/agent-b"), [{"record": "b"}])
+    store.append(_key("s2"), [{"record": "other"}])
+    store.delete(_key(subpath="subagents/agent-a"))
+    assert store.load(_key(subpath="subagents/agent-a")) is None
+    assert store.list_subkeys({"project_key": "proj", "session_id": "s1"}) == ["subagents/agent-b"]
+    store.delete(_key())
+    assert store.load(_key()) is None
+    assert store.load(_key(subpath="subagents/agent-b")) is None
+    assert [e["session_id"] for e in store.list_sessions("proj")] == ["s2"]
+    assert store.load(_key("s2")) == [{"record": "other"}]
+    store.delete(_key("never-there"))  # deleting nothing is not an error
+
+
+def test_subkeys_are_sorted(store: SessionStore) -> None:
+    for name in ("agent-z", "agent-a", "agent-m", "agent-a"):
+        store.append(_key(subpath=f"subagents/{name}"), [{"record": name}])
+    assert store.list_subkeys({"project_key": "proj", "session_id": "s1"}) == [
+        "subagents/agent-a",
+        "subagents/agent-m",
+        "subagents/agent-z",
+    ]
+    assert store.list_subkeys({"project_key": "proj", "session_id": "none"}) == []
+
+
+def test_threads_sharing_one_store_keep_each_session_in_order(store: SessionStore) -> None:
+    def write(session: str) -> None:
+        for index in range(15):
+            store.append(_key(session), [{"record": "message", "index": index}])
+
+    threads = [threading.Thread(target=write, args=(f"t{n}",)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for n in range(6):
+        loaded = store.load(_key(f"t{n}")) or []
+        assert [e["index"] for e in loaded] == list(range(15))
+
+
+def test_two_processes_append_to_different_sessions(postgres_dsn: str) -> None:
+    # A table neither has seen: both create it at once, too.
+    table = f"sessions_{uuid.uuid4().hex[:12]}"
+    writers = [
+        subprocess.Popen(
+            [sys.executable, str(WRITER), postgres_dsn, table, "proj", session, "20"],
+            stdout=subprocess.DEVNULL,
+        )
+        for session in ("w1", "w2")
+    ]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    with PostgresSessionStore(postgres_dsn, table=table) as store:
+        for session in ("w1", "w2"):
+            loaded = store.load(_key(session)) or []
+            assert [e["index"] for e in loaded] == list(range(20))
+        assert {e["session_id"] for e in store.list_sessions("proj")} == {"w1", "w2"}
+
+
+# ---- PostgreSQL's own ---------------------------------------------------------------------
+
+
+def test_a_writer_killed_with_sigkill_loses_no_returned_append(postgres_dsn: str) -> None:
+    table = f"sessions_{uuid.uuid4().hex[:12]}"
+    writer = subprocess.Popen(
+        [sys.executable, str(WRITER), postgres_dsn, table, "proj", "killed", "100000"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdout is not None
+    acknowledged: list[int] = []
+    for line in writer.stdout:
+        acknowledged.append(int(line))
+        if len(acknowledged) == 30:
+            writer.send_signal(signal.SIGKILL)
+            break
+    writer.wait(timeout=30)
+    acknowledged += [int(line) for line in writer.stdout.read().split()]
+    with PostgresSessionStore(postgres_dsn, table=table) as store:
+        stored = [e["index"] for e in store.load(_key("killed")) or []]
+    assert writer.returncode == -signal.SIGKILL
+    # Every append that returned is there, in order; at most the one in flight besides.
+    assert stored[: len(acknowledged)] == acknowledged == list(range(len(acknowledged)))
+    assert len(stored) - len(acknowledged) in (0, 1)
+
+
+def test_a_dropped_connection_is_reopened(
+    postgres_store: PostgresSessionStore, postgres_cluster: PostgresCluster, postgres_dsn: str
+) -> None:
+    postgres_store.append(_key(), [{"record": "before"}])
+    database = postgres_dsn.rsplit("/", 1)[1]
+    assert postgres_cluster.terminate_backends(database) >= 1
+    postgres_store.append(_key(), [{"record": "after"}])  # no error: reconnected once
+    postgres_cluster.terminate_backends(database)
+    assert postgres_store.load(_key()) == [{"record": "before"}, {"record": "after"}]
+
+
+def test_an_unreachable_server_is_a_clear_error_without_the_password(
+    postgres_cluster: PostgresCluster,
+) -> None:
+    dead = f"postgresql://postgres:{PASSWORD}@127.0.0.1:{_closed_port()}/nowhere"
+    store = PostgresSessionStore(dead)
+    with pytest.raises(SessionStoreUnavailableError) as caught:
+        store.load(_key())
+    message = str(caught.value)
+    assert isinstance(caught.value, QueryloopError)
+    assert "postgresql://postgres:***@127.0.0.1:" in message
+    assert PASSWORD not in message and PASSWORD not in repr(store)
+    wrong = postgres_cluster.dsn().replace(PASSWORD, "not-the-password")
+    with pytest.raises(SessionStoreUnavailableError, match="password authentication failed"):
+        PostgresSessionStore(wrong).list_sessions("proj")
+
+
+def test_a_nul_character_survives(postgres_store: PostgresSessionStore) -> None:
+    # jsonb cannot hold U+0000 (a tool's binary output may): stored as JSON text instead.
+    entries = [{"record": "message", "text": "a\x00b", "nested": [{"k\x00": "\\u0000"}]}]
+    postgres_store.append(_key(), entries)
+    assert postgres_store.load(_key()) == entries
+
+
+def test_table_names_must_be_identifiers(postgres_dsn: str) -> None:
+    with pytest.raises(QueryloopError, match="invalid session table name"):
+        PostgresSessionStore(postgres_dsn, table="entries; DROP TABLE x")
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
