@@ -20,14 +20,14 @@ import uuid
 from pathlib import Path
 
 import pytest
-from postgres_support import PASSWORD, PostgresCluster
 
+from postgres_support import PASSWORD, PostgresCluster
 from queryloop.errors import QueryloopError
 from queryloop.session.postgres_store import (
     PostgresSessionStore,
     SessionStoreUnavailableError,
 )
-from queryloop.session.store_api import SessionKey, SessionStore
+from queryloop.session.store_api import SessionKey, SessionStore, SessionStoreEntry
 
 WRITER = Path(__file__).with_name("store_writer.py")
 
@@ -53,12 +53,14 @@ def test_it_is_a_session_store(store: SessionStore) -> None:
 
 
 def test_appends_load_in_order_and_deeply_equal(store: SessionStore) -> None:
-    first = [
+    first: list[SessionStoreEntry] = [
         {"record": "message", "uuid": "a", "message": {"content": [{"type": "text"}]}},
         {"record": "usage", "cost_usd": 0.125, "n": 10**15, "ok": True, "none": None},
     ]
     # Key order differs from what jsonb keeps (shorter keys first): equality is deep.
-    second = [{"zzz": 1, "record": "message", "a": {"y": [1, "é", 2.5], "b": {}}}]
+    second: list[SessionStoreEntry] = [
+        {"zzz": 1, "record": "message", "a": {"y": [1, "é", 2.5], "b": {}}}
+    ]
     store.append(_key(), first)
     store.append(_key(), second)
     store.append(_key(), [])
