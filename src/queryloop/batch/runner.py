@@ -7,6 +7,11 @@ transcript without a model call; when it holds the prompt but no terminal after 
 interrupt's terminal (`aborted_streaming`, `aborted_tools`: Ctrl-C stopped the batch), the
 session is resumed (repair answers any interrupted tool call) and told to continue; otherwise
 the prompt runs. So running a task twice, or after a kill at any moment, is idempotent.
+
+With a session store (`agent_options["session_store"]`, `--session-store`: e.g. a PostgreSQL
+database every worker reaches) the transcript is read from the store rather than from a file
+under `QUERYLOOP_HOME`, and the Agent resumes the session from it by id: a task killed on one
+machine resumes on another.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ from typing import Any
 
 from ..loop.reasons import Terminal
 from ..messages.usage import Usage
-from ..session.store import queryloop_home, session_path
+from ..session.store import project_key, queryloop_home, session_path
+from ..session.store_api import SessionKey, SessionStoreEntry
 from ..session.timing import TimingEvent
 from ..session.transcript import TIMING_RECORD
+from .stores import open_batch_store
 from .tasks import BatchResult, BatchTask
 
 RESUME_PROMPT = (
@@ -57,18 +64,28 @@ class SessionState:
 
 
 def inspect_session(path: Path, prompt: str) -> SessionState:
-    """Read a task's transcript (tolerantly: a cut last line is skipped)."""
-    state = SessionState()
+    """Read a task's transcript file (tolerantly: a cut last line is skipped)."""
     if not path.is_file():
-        return state
-    state.exists = True
+        return SessionState()
+    records: list[SessionStoreEntry] = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue
         if isinstance(record, dict):
-            _feed(state, record, prompt)
+            records.append(record)
+    return inspect_entries(records, prompt)
+
+
+def inspect_entries(entries: list[SessionStoreEntry] | None, prompt: str) -> SessionState:
+    """What a task's transcript records (None: there is no transcript) say about it."""
+    state = SessionState()
+    if entries is None:
+        return state
+    state.exists = True
+    for record in entries:
+        _feed(state, record, prompt)
     return state
 
 
@@ -136,18 +153,34 @@ def task_paths(task: BatchTask, agent_options: Mapping[str, Any]) -> tuple[Path,
     return cwd, queryloop_home(options.get("home"))
 
 
+def read_state(
+    task: BatchTask, session_id: str | None, cwd: Path, options: Mapping[str, Any]
+) -> SessionState:
+    """What the transcript of `session_id` (the task's session) says, read from the batch's
+    session store, or from its file under QUERYLOOP_HOME without one."""
+    if session_id is None:
+        return SessionState()
+    spec = options.get("session_store")
+    if spec is None:
+        home = queryloop_home(options.get("home"))
+        return inspect_session(session_path(session_id, cwd, home), task.prompt)
+    with open_batch_store(spec) as store:
+        key = SessionKey(project_key=project_key(cwd), session_id=session_id)
+        return inspect_entries(store.load(key), task.prompt)
+
+
 async def run_task(task: BatchTask, agent_options: Mapping[str, Any]) -> BatchResult:
     """Run (or resume, or recover the result of) one task; exceptions become an errored
     result. `result.error` starting with "retryable:" marks a transient failure."""
     started = time.monotonic()
     cwd, home = task_paths(task, agent_options)
+    options = {**agent_options, **task.options}
     try:
         prepare_folder(task, cwd, home)
-        path = session_path(task.session, cwd, home) if task.session else None
-        state = inspect_session(path, task.prompt) if path is not None else SessionState()
+        state = read_state(task, task.session, cwd, options)
         if state.finished:
             return _from_state(task, state, time.monotonic() - started)
-        return await _run(task, agent_options, cwd, path if state.exists else None, state, started)
+        return await _run(task, agent_options, cwd, state, started)
     except Exception as exc:  # one task's failure must not end the batch
         return BatchResult(
             task_id=task.id,
@@ -162,7 +195,6 @@ async def _run(
     task: BatchTask,
     agent_options: Mapping[str, Any],
     cwd: Path,
-    existing: Path | None,
     state: SessionState,
     started: float,
 ) -> BatchResult:
@@ -170,8 +202,9 @@ async def _run(
 
     options = {**agent_options, **task.options, "cwd": cwd}
     model = options.pop("model", None)
-    if existing is not None:
-        agent = Agent.resume(existing, model, **options)
+    if state.exists and task.session is not None:
+        # By id: the Agent finds it where it keeps sessions (the store, or the files).
+        agent = Agent.resume(task.session, model, **options)
     else:
         agent = Agent(model, session_id=task.session, **options)
     prompt = RESUME_PROMPT if state.prompt_seen else task.prompt
@@ -180,8 +213,7 @@ async def _run(
         error = agent.last_terminal.error if agent.last_terminal is not None else None
     finally:
         await agent.aclose()
-    path = session_path(result.session_id, cwd, queryloop_home(options.get("home")))
-    after = inspect_session(path, task.prompt)
+    after = read_state(task, result.session_id, cwd, options)
     return BatchResult(
         task_id=task.id,
         terminal=result.terminal.value,
