@@ -11,6 +11,7 @@ is reopened, an unreachable server is a clear error without the password, U+0000
 
 from __future__ import annotations
 
+import pickle
 import signal
 import subprocess
 import sys
@@ -216,6 +217,15 @@ def test_a_nul_character_survives(postgres_store: PostgresSessionStore) -> None:
     entries = [{"record": "message", "text": "a\x00b", "nested": [{"k\x00": "\\u0000"}]}]
     postgres_store.append(_key(), entries)
     assert postgres_store.load(_key()) == entries
+
+
+def test_a_pickled_store_opens_its_own_connection(postgres_store: PostgresSessionStore) -> None:
+    postgres_store.append(_key(), [{"record": "message"}])  # connected
+    copy = pickle.loads(pickle.dumps(postgres_store))  # as a Ray worker receives it
+    assert (copy.dsn, copy.table) == (postgres_store.dsn, postgres_store.table)
+    copy.append(_key(), [{"record": "from the copy"}])
+    assert postgres_store.load(_key()) == [{"record": "message"}, {"record": "from the copy"}]
+    copy.close()
 
 
 def test_table_names_must_be_identifiers(postgres_dsn: str) -> None:

@@ -74,6 +74,14 @@ class PostgresSessionStore:
         self._conn: psycopg.Connection[Any] | None = None
         self._schema_ready = False
 
+    def __getstate__(self) -> dict[str, str]:
+        # Pickled (to a Ray worker, a subprocess) as its DSN and table: the copy opens its
+        # own connection; a connection and a lock cannot travel.
+        return {"dsn": self.dsn, "table": self.table}
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        self.__init__(state["dsn"], table=state["table"])  # type: ignore[misc]
+
     def __repr__(self) -> str:
         return f"PostgresSessionStore({redact_dsn(self.dsn)!r}, table={self.table!r})"
 
