@@ -20,6 +20,7 @@ from ..checkpoints import CheckpointingHooks
 from ..compact import CompactConfig
 from ..config.discovery import SettingSources
 from ..config.memory import SessionContext, project_root
+from ..config.session_store import open_store
 from ..config.workspace import Workspace, load_workspace
 from ..context.cache_ttl import CacheTtlSetting
 from ..context.facts import SessionFacts, derive_facts
@@ -34,9 +35,11 @@ from ..session import (
     Session,
     Transcript,
     queryloop_home,
-    session_path,
 )
 from ..session.live import model_table_price
+from ..session.store import project_key
+from ..session.store_api import SessionStore
+from ..session.stores import TranscriptRef, close_store, session_folder
 from ..session.timing import TimingRecorder
 from ..skills.loader import load_skills
 from ..telemetry import Telemetry, create_telemetry
@@ -88,11 +91,14 @@ async def assemble(
     session_mode(options, workspace)  # a refused mode stops the run before anything starts
     mcp_launch = _start_mcp(workspace)  # the servers start now, while the SDK still loads
     model = build_model(options, workspace)
-    transcript = build_transcript(options, home, session.session_id, resumed)
+    store, owns_store = build_session_store(options, workspace, home, resumed)
+    transcript = build_transcript(options, store, session.session_id, resumed)
     session.attach(transcript)
     notices = Notices(options.callbacks.on_notice)
     mcp = await mcp_launch.manager() if mcp_launch is not None else None
     exit_stack = build_exit_stack(mcp, model)
+    if store is not None and owns_store:
+        exit_stack.callback(close_store, store)
     plugins = workspace.plugins.plugins
     skills = load_skills(
         options.workspace.cwd,
@@ -113,7 +119,7 @@ async def assemble(
         notices.add(notice)
     compact_config = build_compact_config(options, model, workspace)
     timing = build_timing(session, compact_config)
-    session_dir = build_session_dir(transcript)
+    session_dir = build_session_dir(transcript, home)
     tasks = build_tasks(session_dir)
     telemetry = build_telemetry(options, session, model, tasks)
     trace = telemetry.thread(agent_name=MAIN_AGENT_NAME, model=model.name)
@@ -145,7 +151,8 @@ async def assemble(
     )  # fmt: skip
     subagents = build_subagents(
         thread_options, session, provider=model.provider, permission=permission, hooks=hooks,
-        tasks=tasks, session_dir=session_dir, cwd=options.workspace.cwd, home=home,
+        tasks=tasks, transcript=transcript.ref if transcript else None,
+        cwd=options.workspace.cwd, home=home,
         trusted=workspace.trusted, agents=[*agents, *options.subagents.agents],
         max_depth=options.subagents.max_subagent_depth, notify=notices.add, telemetry=telemetry,
         sources=workspace.sources,
@@ -284,25 +291,46 @@ def build_workspace(options: AgentOptions, home: Path) -> Workspace:
     )
 
 
-def build_transcript(
-    options: AgentOptions, home: Path, session_id: str, resumed: LoadedSession | None
-) -> Transcript | None:
-    """The transcript writer (the resumed file, else a new one); None when not persisted."""
+def build_session_store(
+    options: AgentOptions, workspace: Workspace, home: Path, resumed: LoadedSession | None
+) -> tuple[SessionStore | None, bool]:
+    """The session store (None when not persisted) and whether the session opened it (and
+    so closes it): a resumed session's own, else the option's, the environment's, the
+    settings' or the JSONL files (`config.session_store`)."""
     if not options.session.persist:
+        return None, False
+    choice = options.session.session_store
+    opened_here = choice is None or isinstance(choice, str)
+    if resumed is not None and resumed.ref is not None:
+        return resumed.ref.store, opened_here
+    return open_store(choice, workspace.settings.session_store, home)
+
+
+def build_transcript(
+    options: AgentOptions,
+    store: SessionStore | None,
+    session_id: str,
+    resumed: LoadedSession | None,
+) -> Transcript | None:
+    """The transcript writer (the resumed one, else a new one); None when not persisted.
+
+    With the JSONL files each record is written straight to the kernel (kill -9 safe) and
+    fsynced once per prompt (Runtime.sync) instead of per message, which would cost
+    milliseconds each; SQLite commits each record (docs/sessions.md, "Durability")."""
+    if store is None:
         return None
-    # Each record is written straight to the kernel (kill -9 safe); fsync runs once per
-    # prompt (Runtime.sync) instead of per message, which would cost milliseconds each.
-    if resumed is not None and resumed.path:
-        return resumed.open_transcript(fsync=False)  # chains on from its last message
-    return Transcript(
-        session_path(session_id, options.workspace.cwd, home), session_id, fsync=False
-    )
+    if resumed is not None and resumed.ref is not None:
+        return resumed.open_transcript()  # chains on from its last message
+    project = project_key(options.workspace.cwd)
+    return Transcript(TranscriptRef.of(store, project, session_id), session_id)
 
 
-def build_session_dir(transcript: Transcript | None) -> Path | None:
-    """The session's folder beside its transcript (spilled tool results, task output,
-    subagent transcripts, checkpoints); None when not persisted."""
-    return transcript.path.parent / transcript.session_id if transcript else None
+def build_session_dir(transcript: Transcript | None, home: Path) -> Path | None:
+    """The session's folder (spilled tool results, task output, checkpoints), on this
+    machine whatever the store (`session_folder`); None when not persisted."""
+    if transcript is None:
+        return None
+    return session_folder(transcript.ref.main(), home)
 
 
 def build_timing(session: Session, config: CompactConfig) -> TimingRecorder:

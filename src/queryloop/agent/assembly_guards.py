@@ -105,7 +105,7 @@ def build_hooks(
         config,
         cwd=options.workspace.cwd,
         session_id=lambda: session.session_id,  # a new one after /clear
-        transcript_path=lambda: session.transcript.path if session.transcript else None,
+        transcript_path=lambda: session.transcript.location if session.transcript else None,
         env=workspace.settings.env,
         permission_mode=lambda: permission.mode.value,  # the REPL may switch modes
         on_warning=notices.hook_warning,

@@ -37,8 +37,11 @@ from ..messages.usage import Usage
 from ..permissions.modes import PermissionMode, parse_mode
 from ..providers.base import MessageComplete
 from ..session import LoadedSession, Session, SessionTotals, new_session_id
+from ..session.branching import truncate_at
 from ..session.files import restore_read_state
+from ..session.stores import TranscriptRef
 from ..tasks import TaskManager
+from .locate import locate_latest, locate_session
 from .options import AgentKwargs, AgentOptions, make_options
 from .prompts import prepare_prompt
 from .result import RunRecorder, RunResult
@@ -97,31 +100,40 @@ class Agent:
 
     @classmethod
     def resume(
-        cls, session: str | Path, model: str | None = None, **options: Unpack[AgentKwargs]
+        cls,
+        session: str | Path,
+        model: str | None = None,
+        *,
+        at: str | None = None,
+        **options: Unpack[AgentKwargs],
     ) -> Agent:
-        """Continue a stored session (an id, an id prefix, or a transcript path)."""
-        from ..session import find_session, load_transcript
-
+        """Continue a stored session (an id, an id prefix, or a `.jsonl` transcript path), in
+        the session store the options choose (`session_store`, docs/sessions.md). `at`, a
+        message uuid, resumes the conversation at that message: the messages after it are
+        voided in the transcript first (`queryloop.sessions.resume_session_at`)."""
         chosen = make_options(model, options)
-        path = Path(session)
-        if not path.is_file():
-            path = find_session(str(session), chosen.workspace.cwd, chosen.session.home)
-        loaded = load_transcript(path)
-        chosen = replace(chosen, session=replace(chosen.session, session_id=loaded.session_id))
-        agent = cls.__new__(cls)
-        agent._open(chosen, _stored_session(loaded), resumed=loaded)
-        return agent
+        return cls._resumed(chosen, locate_session(chosen, str(session)), at)
 
     @classmethod
     def continue_latest(cls, model: str | None = None, **options: Unpack[AgentKwargs]) -> Agent:
         """Continue the most recent session of this project (a new one if there is none)."""
-        from ..session import latest_session
-
         wanted = make_options(model, options)
-        latest = latest_session(wanted.workspace.cwd, wanted.session.home)
+        latest = locate_latest(wanted)
         if latest is None:
             return cls(model, **options)
-        return cls.resume(latest, model, **options)
+        return cls._resumed(wanted, latest, None)
+
+    @classmethod
+    def _resumed(cls, chosen: AgentOptions, ref: TranscriptRef, at: str | None) -> Agent:
+        from ..session import load_transcript
+
+        if at is not None:
+            truncate_at(ref, at)
+        loaded = load_transcript(ref)
+        chosen = replace(chosen, session=replace(chosen.session, session_id=loaded.session_id))
+        agent = cls.__new__(cls)
+        agent._open(chosen, _stored_session(loaded), resumed=loaded)
+        return agent
 
     async def _started(self) -> Started:
         """The started session, starting it first if it is not."""
@@ -421,8 +433,8 @@ class Agent:
         from ..report.costs import CostBreakdown, tally
 
         transcript = self.session.transcript
-        if transcript is not None and transcript.path.is_file():
-            return read_timeline(transcript.path).costs
+        if transcript is not None and transcript.ref.exists():
+            return read_timeline(transcript.ref).costs
         records = self.session.records
         return CostBreakdown(*tally((r.usage, r.model, r.cost_usd) for r in records))
 
@@ -435,7 +447,7 @@ class Agent:
         transcript = self.session.transcript
         if transcript is None:
             raise QueryloopError("no transcript to report on: run a prompt first (persist on)")
-        return write_report(transcript.path, out)
+        return write_report(transcript.ref, out)
 
     def clear(self) -> None:
         """Start a fresh conversation in a new session (the CLI's /clear)."""

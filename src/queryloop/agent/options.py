@@ -30,6 +30,7 @@ from ..permissions.checker import CanUseTool
 from ..permissions.modes import PermissionMode, parse_mode
 from ..providers.base import ModelProvider
 from ..providers.retry import RetryPolicy
+from ..session.store_api import SessionStore
 from ..tools.base import Tool
 from ..tools.builtin import selected_builtin_names
 
@@ -168,6 +169,11 @@ class SessionOptions:
     """$QUERYLOOP_HOME (default: the variable, else ~/.queryloop)."""
     history: Sequence[Message] = ()
     """Messages to start the conversation from (a seeded or imported history)."""
+    session_store: SessionStore | str | None = None
+    """Where transcripts live: a `SessionStore` (yours, or `queryloop.session`'s) or a spec,
+    `sqlite:///PATH` or `postgresql://...` (docs/sessions.md). None: the
+    `QUERYLOOP_SESSION_STORE` variable, else the settings' `sessionStore`, else the JSONL
+    files under `home`."""
 
 
 @dataclass(frozen=True)
@@ -322,6 +328,7 @@ class AgentKwargs(TypedDict, total=False):
     cache_ttl: CacheTtlSetting | None
     env: Mapping[str, str]
     history: Sequence[Message]
+    session_store: SessionStore | str | None
     tool_use_summaries: bool
     summary_model: str | None
     agents: Sequence[AgentDefinition]

@@ -21,8 +21,9 @@ from ..hooks import HookEvent
 from ..messages.constructors import meta_user_message
 from ..messages.types import Message
 from ..session import LoadedSession, Session, Transcript, new_session_id, queryloop_home
-from ..session import session_path as transcript_path
-from .assembly import assemble
+from ..session.store import project_key
+from ..session.stores import TranscriptRef
+from .assembly import assemble, build_session_dir
 from .hook_points import memory_loaded
 from .options import AgentOptions
 from .prompts import end_prompt
@@ -99,11 +100,11 @@ class Unstarted:
 
     def checkpoints(self) -> list[Checkpoint]:
         """A resumed session's checkpoints, read from its folder."""
-        if self.resumed is None or self.resumed.path is None:
+        if self.resumed is None or self.resumed.ref is None:
             return []
         from ..checkpoints.session import store_for_transcript
 
-        return store_for_transcript(self.resumed.path, self.session.session_id).checkpoints()
+        return store_for_transcript(self.resumed.ref, self.home).checkpoints()
 
     def context_usage(self, messages: Sequence[Message]) -> dict[str, int]:
         return {}
@@ -204,8 +205,8 @@ class Started:
         if runtime.hooks.has_hooks(HookEvent.INSTRUCTIONS_LOADED):
             await memory_loaded(runtime.hooks, runtime.memory, "session_start")
         if resumed:  # after a crash: which subagents were cut off, and how to resume them
-            folder = runtime.params.tool_context.session_dir
-            for note in interrupted_subagent_notes(folder, session.messages):
+            ref = session.transcript.ref if session.transcript else None
+            for note in interrupted_subagent_notes(ref, session.messages):
                 session.append(note)
         if outcome.additional_context:
             session.append(meta_user_message(outcome.additional_context))
@@ -218,11 +219,17 @@ class Started:
             runtime.session.clear(session_id, None)
             return
         cwd = options.workspace.cwd
-        path = transcript_path(session_id, cwd, runtime.home)
-        transcript = Transcript(path, session_id, fsync=False)
+        old = runtime.session.transcript
+        if old is None:  # not persisted: the fresh session is not either
+            runtime.session.clear(session_id, None)
+            return
+        ref = TranscriptRef.of(old.ref.store, project_key(cwd), session_id)
+        transcript = Transcript(ref, session_id)
         transcript.start(model=runtime.model, cwd=str(cwd), context=runtime.facts.to_dict())
         runtime.session.clear(session_id, transcript)
-        runtime.checkpoints.switch(checkpoint_folder(path.parent / session_id))
+        folder = build_session_dir(transcript, runtime.home)
+        assert folder is not None  # it has a transcript
+        runtime.checkpoints.switch(checkpoint_folder(folder))
 
     async def aclear(self) -> None:
         """`clear()` with SessionEnd (reason `clear`) before and SessionStart (source

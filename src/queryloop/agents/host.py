@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..context.request import ToolSchemaCache
 from ..providers.base import ModelProvider
+from ..session.stores import TranscriptRef
 from ..telemetry import Telemetry
 from ..tools.base import PermissionChecker, Tool
 from .definitions import AgentCatalog, LoadedAgents
@@ -46,8 +46,9 @@ class SubagentHost:
     dynamic_suffix: str = ""
     """The environment part of the system prompt (cwd, platform, git)."""
     session_id: str = ""
-    sidechain_dir: Path | None = None
-    """Where subagent transcripts go (`<session>/subagents/`); None: not persisted."""
+    sidechains: TranscriptRef | None = None
+    """The session's transcript: each subagent's is its subkey `subagents/agent-<id>`
+    (`agents.sidechain`); None: not persisted."""
     tasks: TaskManager | None = None
     depth: int = 0
     max_depth: int = DEFAULT_MAX_DEPTH

@@ -42,7 +42,7 @@ def prepare(host: SubagentHost, input: Any, ctx: ToolContext, tool_use_id: str) 
     name = input.subagent_type or GENERAL_PURPOSE
     if input.resume:
         try:
-            resumed = load_sidechain(host.sidechain_dir, input.resume)
+            resumed = load_sidechain(host.sidechains, input.resume)
         except QueryloopError as exc:
             raise ToolError(str(exc)) from exc
         agent_id = input.resume

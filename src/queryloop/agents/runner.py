@@ -277,7 +277,7 @@ class SubagentRun:
             agent = {
                 "agent_id": self.agent_id,
                 "agent_type": definition.name,
-                "agent_transcript_path": str(self.transcript.path) if self.transcript else "",
+                "agent_transcript_path": self.transcript.location if self.transcript else "",
             }
             stop_hooks.append(host.hooks.as_stop_hook(subagent=True, agent=agent))
         return self.thread.query_params(
@@ -313,7 +313,7 @@ class SubagentRun:
         (also after a failure). Cancellation propagates, with the transcript kept."""
         started = time.monotonic()
         self.transcript = open_sidechain(
-            self.host.sidechain_dir, self.agent_id, self._meta(), resumed=self.resumed
+            self.host.sidechains, self.agent_id, self._meta(), resumed=self.resumed
         )
         self.timing = self._timing()
         watcher = self._watch_parent_abort()
@@ -427,7 +427,7 @@ class SubagentRun:
             responses=self._responses,
             tool_uses=self._tool_uses,
             duration_s=time.monotonic() - started,
-            transcript_path=self.transcript.path if self.transcript else None,
+            transcript_path=self.transcript.ref.path if self.transcript else None,
             denials=tuple(self._denials),
         )
 

@@ -23,11 +23,12 @@ from ..messages.constructors import meta_user_message, text_of, tool_uses_of
 from ..messages.interruption import Interruption
 from ..messages.types import AssistantMessage, Message, UserMessage
 from ..session import RequestKind
+from ..session.stores import TranscriptRef
 from ..tasks import TaskManager
 from ..telemetry import Telemetry
 from .definitions import AgentCatalog, AgentDefinition
 from .host import DEFAULT_MAX_DEPTH, SubagentHost
-from .sidechain import SUBAGENTS_DIR, find_sidechains
+from .sidechain import find_sidechains
 
 if TYPE_CHECKING:
     from ..hooks import HookRunner
@@ -68,7 +69,7 @@ def build_subagents(
     permission: PermissionChecker | None,
     hooks: HookRunner,
     tasks: TaskManager,
-    session_dir: Path | None,
+    transcript: TranscriptRef | None,
     cwd: Path,
     home: Path,
     trusted: bool,
@@ -96,7 +97,7 @@ def build_subagents(
         hooks=hooks,
         dynamic_suffix=build_dynamic_suffix(cwd=cwd, model=main.model),
         session_id=session.session_id,
-        sidechain_dir=_sidechain_dir(session_dir),
+        sidechains=transcript,
         tasks=tasks,
         max_depth=max_depth,
         deferred_names=frozenset(t.name for t in main.tools.deferred),
@@ -126,27 +127,22 @@ def serialize_asks(ask: AskHandler | None) -> AskHandler | None:
     return serialized
 
 
-def _sidechain_dir(session_dir: Path | None) -> Path | None:
-    return session_dir / SUBAGENTS_DIR if session_dir is not None else None
-
-
 RESUME_NOTE_MARK = "interrupted subagent"
 
 
 def interrupted_subagent_notes(
-    session_dir: Path | None, messages: Sequence[Message]
+    transcript: TranscriptRef | None, messages: Sequence[Message]
 ) -> list[Message]:
     """After a crash (kill -9 during a subagent), the resumed session's Agent calls were
     answered with an interruption by the loader's repair; tell the model which subagents
     they were and how to continue them (their transcripts are kept). Once per call."""
-    folder = _sidechain_dir(session_dir)
     interrupted = _interrupted_agent_calls(messages)
     history = " ".join(text_of(m) for m in messages if isinstance(m, UserMessage) and m.is_meta)
     notes: list[Message] = []
     for tool_use_id in interrupted:
         if f"({RESUME_NOTE_MARK} of call {tool_use_id})" in history:
             continue
-        for side in find_sidechains(folder, tool_use_id):
+        for side in find_sidechains(transcript, tool_use_id):
             agent_id = str(side.metadata.get("agent_id") or side.session_id)
             kind = side.metadata.get("agent_type", "general-purpose")
             what = side.metadata.get("description", "")

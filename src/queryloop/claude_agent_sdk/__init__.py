@@ -28,6 +28,7 @@ from .errors import (
     UnsupportedOptionError,
 )
 from .query import query
+from .stores import InMemorySessionStore
 from .tools import SdkMcpTool, ToolAnnotations, create_sdk_mcp_server, tool
 from .types import *  # noqa: F403 - the SDK exports every type at the top level too
 from .types import __all__ as _type_names
@@ -38,6 +39,7 @@ __all__ = [
     "CLINotFoundError",
     "ClaudeSDKClient",
     "ClaudeSDKError",
+    "InMemorySessionStore",
     "MessageParseError",
     "ProcessError",
     "ResultError",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..compact.policy import COMPACTION_NAMES, CompactionName
 from ..errors import ConfigError
+from ..session.store import SessionError
 from .discovery import Layout
 from .hook_policy import HttpHookPolicyMerger
 from .hook_settings import HooksRule
@@ -89,6 +90,17 @@ def _cache_ttl(key: str, raw: object) -> str:
         raise ValueError(f"'{key}': {exc}") from exc
 
 
+def _session_store(key: str, raw: object) -> str:
+    """A store spec of a form queryloop knows (`queryloop.session.stores`); nothing is
+    opened while settings are read."""
+    from ..session.stores import check_store_spec
+
+    try:
+        return check_store_spec(_string(key, raw))
+    except SessionError as exc:
+        raise ValueError(f"'{key}': {exc}") from exc
+
+
 def _names(env: Mapping[str, str]) -> str | None:
     return ", ".join(sorted(env)) or None
 
@@ -131,6 +143,9 @@ SETTINGS_TABLE: tuple[SettingKey, ...] = (
     # these two change what the user pays: not a project's to decide without trust
     SettingKey(("compaction",), ("compaction",), IGNORED, Value(_compaction, origin=True)),
     SettingKey(("cacheTtl",), ("cache_ttl",), IGNORED, Value(_cache_ttl, origin=True)),
+    # where every transcript goes (a remote database included): not an untrusted project's
+    # to redirect
+    SettingKey(("sessionStore",), ("session_store",), IGNORED, Value(_session_store, origin=True)),
     SettingKey(("sandbox",), ("sandbox",), NARROWS, SandboxMerger),
     SettingKey(("enabledPlugins",), ("enabled_plugins",), IGNORED, EnabledPluginsMerger),
     SettingKey(

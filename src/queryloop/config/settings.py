@@ -125,6 +125,9 @@ class Settings:
     cache_ttl: CacheTtlSetting | None = None
     """`"cacheTtl"`: how long prompt-cache entries live ("5m", "1h", "auto";
     `queryloop.context.cache_ttl`)."""
+    session_store: str | None = None
+    """`"sessionStore"`: where transcripts live (`sqlite:///...`, `postgresql://...`; the
+    JSONL files when unset; `queryloop.session.stores`). Trusted files only."""
     trusted_folders: tuple[Path, ...] = ()
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     """`"sandbox"`: the Bash sandbox (`config.sandbox`, docs/sandbox.md)."""

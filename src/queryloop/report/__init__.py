@@ -15,22 +15,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..session.stores import TranscriptRef, session_folder
 from .model import SessionTimeline
 from .reader import read_timeline
 
 __all__ = ["SessionTimeline", "read_timeline", "report_path", "write_report"]
 
 
-def report_path(transcript: Path) -> Path:
-    """Where a report goes by default: beside the transcript, `<session-id>.html`."""
-    return transcript.with_suffix(".html")
+def report_path(transcript: Path | TranscriptRef, home: Path | None = None) -> Path:
+    """Where a report goes by default: beside the transcript, `<session-id>.html` (for a
+    session in a database, where its JSONL file would be: beside its session folder)."""
+    if isinstance(transcript, Path):
+        return transcript.with_suffix(".html")
+    folder = session_folder(transcript, home)
+    return folder.with_name(f"{folder.name}.html")
 
 
-def write_report(transcript: Path | str, out: Path | str | None = None) -> Path:
-    """Write the report of the session in `transcript` to `out` and return its path."""
+def write_report(transcript: Path | str | TranscriptRef, out: Path | str | None = None) -> Path:
+    """Write the report of the session in `transcript` (in a store, or a `.jsonl` file) to
+    `out` and return its path."""
     from .page import render_page
 
-    source = Path(transcript)
+    source = transcript if isinstance(transcript, TranscriptRef) else Path(transcript)
     target = Path(out) if out is not None else report_path(source)
     page = render_page(read_timeline(source))
     target.parent.mkdir(parents=True, exist_ok=True)

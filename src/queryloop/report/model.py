@@ -135,12 +135,15 @@ class SessionTimeline:
     """Everything the report draws. `lanes[0]` is the main session."""
 
     session_id: str
-    path: Path
+    path: Path | None
+    """The transcript's file (the JSONL store); None in a database (see `location`)."""
     metadata: dict[str, Any]
     lanes: tuple[Lane, ...]
     problems: tuple[str, ...] = ()
     costs: CostBreakdown = field(default_factory=CostBreakdown)
     """What caching saved and what each compaction cost and saved (`report.costs`)."""
+    location: str = ""
+    """Where the transcript is, for a person: its file, or its store and session id."""
 
     @property
     def main(self) -> Lane:

@@ -60,7 +60,7 @@ def render_page(timeline: SessionTimeline) -> str:
 <script>{plotly_js()}</script>
 </head><body>
 <h1>{html.escape(title)}</h1>
-<div class="sub">{html.escape(str(timeline.path))}</div>
+<div class="sub">{html.escape(timeline.location or str(timeline.path))}</div>
 {"".join(f'<div class="note">{n}</div>' for n in notes)}
 {_summary_table(timeline)}
 {divs}

@@ -15,8 +15,6 @@ that carry an `agent_id` field belong to that agent's lane too.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +30,8 @@ from ..messages.types import (
     TombstoneReason,
 )
 from ..messages.usage import Usage
-from ..session.store import SUBAGENTS_DIR, sidechain_agent_id, sidechain_paths
+from ..session.store import SessionNotFoundError
+from ..session.stores import TranscriptRef, as_ref, sidechain_agent_ids, sidechain_subpath
 from ..session.timing import TimingEvent
 from ..session.transcript import TIMING_RECORD
 from .costs import (
@@ -58,11 +57,12 @@ from .model import (
 MAIN_LANE = "main"
 
 
-def read_timeline(path: Path | str) -> SessionTimeline:
-    """Read a transcript (and its subagents' sidechains) into a `SessionTimeline`."""
-    path = Path(path)
+def read_timeline(transcript: Path | str | TranscriptRef) -> SessionTimeline:
+    """Read a transcript (in a store, or a `.jsonl` file) and its subagents' sidechains
+    into a `SessionTimeline`."""
+    ref = as_ref(transcript)
     problems: list[str] = []
-    records = list(_records(path, problems))
+    records = _records(ref, problems)
     metadata = _metadata(records)
     builders: dict[str, _LaneBuilder] = {MAIN_LANE: _LaneBuilder(MAIN_LANE, "session")}
     for record in records:
@@ -71,20 +71,22 @@ def read_timeline(path: Path | str) -> SessionTimeline:
         if key not in builders:
             builders[key] = _LaneBuilder(key, f"agent {key[:8]}")
         builders[key].feed(record)
-    for side in sidechain_paths(path.parent / path.stem / SUBAGENTS_DIR):
-        side_records = list(_records(side, problems))
+    for side_id in sidechain_agent_ids(ref):
+        side_records = _records(ref.sub(sidechain_subpath(side_id)), problems)
         meta = _metadata(side_records)
-        agent_id = str(meta.get("agent_id") or sidechain_agent_id(side))
+        agent_id = str(meta.get("agent_id") or side_id)
         label = str(meta.get("agent_type") or meta.get("description") or "agent")
         builder = builders.setdefault(agent_id, _LaneBuilder(agent_id, f"{label} {agent_id[:8]}"))
         builder.parent_tool_use_id = meta.get("parent_tool_use_id")
         for record in side_records:
             builder.feed(record)
     lanes = tuple(b.build() for b in builders.values())
-    session_id = str(_first(records, "session_id") or path.stem)
+    session_id = str(_first(records, "session_id") or ref.session_id)
     billed = tally(billed_requests(records))
     costs = CostBreakdown(*billed, compactions=_compaction_costs(lanes[0]))
-    return SessionTimeline(session_id, path, metadata, lanes, tuple(problems), costs)
+    return SessionTimeline(
+        session_id, ref.path, metadata, lanes, tuple(problems), costs, location=ref.location
+    )
 
 
 def _compaction_costs(lane: Lane) -> tuple[CompactionCost, ...]:
@@ -109,22 +111,16 @@ def _compaction_costs(lane: Lane) -> tuple[CompactionCost, ...]:
 # ---- reading ------------------------------------------------------------------------------
 
 
-def _records(path: Path, problems: list[str]) -> Iterator[dict[str, Any]]:
-    """Every JSON object line of `path`; the rest is counted as a problem and skipped."""
-    bad = 0
-    with path.open("rb") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                bad += 1
-                continue
-            if isinstance(record, dict):
-                yield record
-    if bad:
-        problems.append(f"{path.name}: {bad} unreadable line(s) skipped")
+def _records(ref: TranscriptRef, problems: list[str]) -> list[dict[str, Any]]:
+    """Every record of the transcript; what its store could not read is a problem."""
+    checked = ref.load_checked()
+    if checked is None:
+        raise SessionNotFoundError(f"no transcript at {ref.location}")
+    records, skipped = checked
+    if skipped:
+        name = ref.path.name if ref.path is not None else ref.location
+        problems.append(f"{name}: {len(skipped)} unreadable line(s) skipped")
+    return records
 
 
 def _metadata(records: list[dict[str, Any]]) -> dict[str, Any]:

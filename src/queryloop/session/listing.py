@@ -1,14 +1,16 @@
-"""Summaries of a project's sessions for `queryloop sessions` and `/resume`."""
+"""Summaries of a project's sessions for `queryloop sessions` and `/resume`, read through the
+session store (the JSONL files unless another is given)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .store import project_dir, transcripts_in
+from .store import project_key
+from .store_api import SessionStore, SessionStoreEntry
+from .stores import TranscriptRef, open_session_store
 
 _PROMPT_CHARS = 80
 
@@ -27,16 +29,32 @@ class SessionSummary:
     first_prompt: str
     turns: int
     cost_usd: float
-    path: Path
+    path: Path | None
+    """The transcript's file (JSONL store); None in a database."""
     prompts: int = 0
+    location: str = ""
+    """Where the transcript is, for a person: its file, or the store and session id."""
 
 
-def list_sessions(cwd: Path | str, home: Path | str | None = None) -> list[SessionSummary]:
-    """The sessions of the project at `cwd`, newest first. Unreadable lines are ignored."""
-    return [summarize(path) for path in transcripts_in(project_dir(cwd, home))]
+def list_sessions(
+    cwd: Path | str, home: Path | str | None = None, *, store: SessionStore | None = None
+) -> list[SessionSummary]:
+    """The sessions of the project at `cwd` in `store` (default: the JSONL files under
+    `home`), newest first. Unreadable records are ignored."""
+    store = store if store is not None else open_session_store(None, home=home)
+    project = project_key(cwd)
+    found = []
+    for entry in store.list_sessions(project):
+        ref = TranscriptRef.of(store, project, entry["session_id"])
+        records = store.load(ref.key) or []
+        modified = datetime.fromtimestamp(entry["mtime"] / 1000, UTC)
+        found.append(summarize(records, ref, modified))
+    return found
 
 
-def summarize(path: Path) -> SessionSummary:
+def summarize(
+    records: list[SessionStoreEntry], ref: TranscriptRef, modified: datetime
+) -> SessionSummary:
     """Scan one transcript cheaply (JSON only, no message decoding).
 
     Transcripts written before `result` records existed count one turn per main-loop
@@ -45,9 +63,9 @@ def summarize(path: Path) -> SessionSummary:
     prompts = turns = 0
     legacy_prompts = legacy_turns = 0
     cost = 0.0
-    session_id = path.stem
+    session_id = ref.session_id
     boundary_at = ""
-    for record in _records(path):
+    for record in records:
         kind = record.get("record")
         if kind == "usage":
             cost += float(record.get("cost_usd") or 0.0)
@@ -69,9 +87,15 @@ def summarize(path: Path) -> SessionSummary:
                 legacy_prompts += str(stamp or "") >= boundary_at
     if not prompts:
         prompts, turns = legacy_prompts, legacy_turns
-    modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     return SessionSummary(
-        session_id, modified, _one_line(first_prompt), turns, cost, path, prompts=prompts
+        session_id,
+        modified,
+        _one_line(first_prompt),
+        turns,
+        cost,
+        ref.path,
+        prompts=prompts,
+        location=ref.location,
     )
 
 
@@ -81,19 +105,6 @@ def _is_boundary(message: Any) -> bool:
         and message.get("type") == "system"
         and message.get("subtype") == "compact_boundary"
     )
-
-
-def _records(path: Path) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    with path.open("rb") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
-            if isinstance(record, dict):
-                out.append(record)
-    return out
 
 
 def _prompt_text(message: Any) -> str | None:

@@ -10,8 +10,10 @@ What a kill can leave, and what loading does about it:
   ran) the draft is the message, and its unanswered call is repaired like any other;
 - a tool_use whose tool_result never arrived (killed during the tool call): a stand-in
   `is_error` tool_result (`Interruption.RESUMED`) is inserted right after the assistant
-  message and ALSO appended to the file (with `"repair": true` and the assistant message as
-  its parent) so the transcript stays consistent and a second load finds nothing to repair.
+  message and ALSO appended to the transcript (with `"repair": true` and the assistant
+  message as its parent) so it stays consistent and a second load finds nothing to repair.
+
+Everything is read through the session's store (`TranscriptRef`); a path names a JSONL file.
 
 The array is rebuilt from the last compact boundary onward (everything before it is summarised
 after it) and tombstoned messages are removed.
@@ -19,7 +21,6 @@ after it) and tombstoned messages are removed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,8 @@ from ..messages.types import (
 from ..messages.usage import Usage
 from .files import FILES_RECORD, SeenFile, read_entries
 from .store import SessionNotFoundError
+from .store_api import SessionStoreEntry
+from .stores import TranscriptRef, as_ref
 from .transcript import TIMING_RECORD, Transcript
 
 INTERRUPTED_TOOL_RESULT = Interruption.RESUMED.text()
@@ -52,7 +55,9 @@ class LoadedSession:
 
     `messages` starts at the last compact boundary, has tombstones applied and orphan
     tool_uses repaired. `problems` lists, in words, everything skipped or repaired.
-    `last_uuid` is the last message written to the file (the parent of the next append).
+    `last_uuid` is the last message written to the transcript (the parent of the next
+    append). `ref` is where it was read from (its store and key); `path` its file, for the
+    JSONL store.
     """
 
     messages: list[Message]
@@ -78,6 +83,7 @@ class LoadedSession:
     last_request_at: float | None = None
     """When the session's last main-thread request started (Unix seconds, its `timing`
     record); the `auto` cache lifetime measures the first gap after a resume from it."""
+    ref: TranscriptRef | None = None
 
     @property
     def loaded_tools(self) -> list[str]:
@@ -87,10 +93,11 @@ class LoadedSession:
         return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
     def open_transcript(self, *, fsync: bool = True) -> Transcript:
-        """A writer that continues this transcript, chaining parents from `last_uuid`."""
-        if self.path is None:
-            raise SessionNotFoundError("this session was not loaded from a file")
-        writer = Transcript(self.path, self.session_id, fsync=fsync)
+        """A writer that continues this transcript, chaining parents from `last_uuid`
+        (`fsync` applies when it was loaded from a path)."""
+        if self.ref is None:
+            raise SessionNotFoundError("this session was not loaded from a store")
+        writer = Transcript(self.ref, self.session_id)
         writer.last_uuid = self.last_uuid
         return writer
 
@@ -188,26 +195,13 @@ class _Reader:
             self.problems.append(f"{count} record(s) of unknown kind {kind!r} skipped")
 
 
-def read_records(path: Path, reader: _Reader) -> None:
-    """Feed every parseable line of `path` to `reader`, reporting the ones that are not."""
-    raw = path.read_bytes()
-    lines = raw.split(b"\n")
-    # A file that does not end in a newline was cut mid-record by a kill.
-    last_content = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
-    for index, line in enumerate(lines):
-        if not line.strip():
-            continue
-        lineno = index + 1
-        try:
-            record = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            where = "truncated last line" if index == last_content else f"garbled line {lineno}"
-            reader.problems.append(f"{where} skipped ({len(line)} bytes)")
-            continue
+def feed_entries(entries: list[SessionStoreEntry], reader: _Reader) -> None:
+    """Feed every entry of a transcript to `reader`, numbering them from 1 as lines."""
+    for index, record in enumerate(entries):
         if not isinstance(record, dict):
-            reader.problems.append(f"line {lineno}: not a JSON object, skipped")
+            reader.problems.append(f"line {index + 1}: not a JSON object, skipped")
             continue
-        reader.feed(record, lineno)
+        reader.feed(record, index + 1)
 
 
 def order_entries(entries: list[_Entry]) -> list[Message]:
@@ -285,17 +279,23 @@ def repair_orphans(messages: list[Message]) -> tuple[list[Message], list[tuple[s
     return out, inserted
 
 
-def load_transcript(path: Path | str, *, repair: bool = True) -> LoadedSession:
-    """Read a transcript and rebuild the message array to continue from.
+def load_transcript(source: Path | str | TranscriptRef, *, repair: bool = True) -> LoadedSession:
+    """Read a transcript (a `TranscriptRef`, or the path of a `.jsonl` file) and rebuild the
+    message array to continue from.
 
     With `repair` (the default) orphan tool_uses get synthetic error results, which are also
-    appended to the file. Raises SessionNotFoundError when `path` does not exist.
+    appended to the transcript. Raises SessionNotFoundError when there is no transcript.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise SessionNotFoundError(f"no transcript at {path}")
-    reader = _Reader(session_id=path.stem)
-    read_records(path, reader)
+    ref = as_ref(source)
+    checked = ref.load_checked()
+    if checked is None:
+        raise SessionNotFoundError(f"no transcript at {ref.location}")
+    entries, problems = checked
+    reader = _Reader(
+        session_id=ref.session_id if not ref.subpath else ref.subpath.rsplit("/", 1)[-1]
+    )
+    reader.problems.extend(problems)
+    feed_entries(entries, reader)
     reader.summarize_skips()
     everything = order_entries(reader.entries)
     last_uuid = reader.entries[-1].message.uuid if reader.entries else None
@@ -304,7 +304,7 @@ def load_transcript(path: Path | str, *, repair: bool = True) -> LoadedSession:
     if repair:
         messages, inserted = repair_orphans(messages)
     if inserted:
-        _persist_repairs(path, reader.session_id, inserted)
+        _persist_repairs(ref, reader.session_id, inserted)
         last_uuid = inserted[-1][1].uuid
         count = sum(len(m.content) for _, m in inserted if isinstance(m, UserMessage))
         reader.problems.append(f"{count} interrupted tool call(s) given an error result")
@@ -313,7 +313,7 @@ def load_transcript(path: Path | str, *, repair: bool = True) -> LoadedSession:
         session_id=reader.session_id,
         metadata=reader.metadata,
         problems=reader.problems,
-        path=path,
+        path=ref.path,
         usage=reader.usage,
         cost_usd=reader.cost_usd,
         responses=reader.responses,
@@ -325,10 +325,16 @@ def load_transcript(path: Path | str, *, repair: bool = True) -> LoadedSession:
         last_uuid=last_uuid,
         read_files=reader.read_files,
         last_request_at=reader.last_request_at,
+        ref=ref,
     )
 
 
-def _persist_repairs(path: Path, session_id: str, inserted: list[tuple[str, Message]]) -> None:
-    with Transcript(path, session_id) as writer:
-        for parent_uuid, message in inserted:
-            writer.append(message, parent_uuid, repair=True)
+def _persist_repairs(
+    ref: TranscriptRef, session_id: str, inserted: list[tuple[str, Message]]
+) -> None:
+    writer = Transcript(ref, session_id)
+    for parent_uuid, message in inserted:
+        writer.append(message, parent_uuid, repair=True)
+    writer.sync()
+    if ref.path is not None:
+        ref.release()

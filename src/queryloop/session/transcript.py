@@ -20,16 +20,17 @@ One JSON object per line, each with a `record` kind:
 - `timing`: `{"record": "timing", "session_id", "event", "t", ...}` when requests, tool calls,
   transitions and terminals happened (see `timing.py`); written by `TimingRecorder`.
 
-Every record is written with one `write()` on an `O_APPEND` descriptor and fsynced before
-`append` returns, so a kill at any moment loses at most the record being written (which the
-reader then skips as a truncated last line). The reference system batches its writes and loses
-the last turns when killed; this is the fix, and it costs one fsync per message (see bench).
+Records go to a `SessionStore` (`store_api.py`) through a `TranscriptRef`: `append` returns
+once the store holds the record, so it is there before the loop takes its next step. The
+JSONL store writes each record with one `write()` on an `O_APPEND` descriptor (fsynced before
+it returns, or at `sync()` for the live session), so a kill at any moment loses at most the
+record being written (which the reader then skips as a truncated last line); SQLite commits
+each one. The reference system batches its writes and loses the last turns when killed; this
+is the fix, and it costs one fsync per message (see bench) or one per prompt.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ from typing import Any
 from ..messages.serialization import message_to_dict
 from ..messages.types import Message, now_iso
 from ..messages.usage import Usage
+from .store import SessionError
+from .stores import TranscriptRef, close_store
 
 FORMAT_VERSION = 1
 TIMING_RECORD = "timing"
@@ -44,47 +47,49 @@ _UNSET: Any = object()
 
 
 class Transcript:
-    """An open, append-only session transcript at `path`.
+    """An open, append-only session transcript: a `TranscriptRef` (a store and a key), or
+    a `.jsonl` file's path (a JSONL store of its own, fsynced per record unless `fsync` is
+    False).
 
     `append(message)` chains `parent_uuid` to the previously appended message unless one is
     given. Safe to use as a context manager; `close()` is idempotent.
     """
 
-    def __init__(self, path: Path | str, session_id: str | None = None, *, fsync: bool = True):
-        self.path = Path(path)
-        self.session_id = session_id or self.path.stem
-        self.fsync = fsync
+    def __init__(
+        self,
+        target: Path | str | TranscriptRef,
+        session_id: str | None = None,
+        *,
+        fsync: bool = True,
+    ):
+        self.ref = (
+            target
+            if isinstance(target, TranscriptRef)
+            else TranscriptRef.for_file(target, fsync=fsync)
+        )
+        self._owns_store = not isinstance(target, TranscriptRef)
+        self.session_id = session_id or self.ref.session_id
         self.last_uuid: str | None = None
-        self._fd: int | None = None
         self._draft_parents: dict[str, str | None] = {}
         """Draft uuid -> its parent: the record that supersedes a draft keeps its parent."""
 
-    def _open(self) -> int:
-        if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            created = not self.path.exists()
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            if created and self.fsync:
-                _fsync_dir(self.path.parent)
-            elif not created and _ends_without_newline(self.path):
-                # A kill cut the last record; start on a fresh line so ours stays parseable.
-                os.write(self._fd, b"\n")
-        return self._fd
+    @property
+    def path(self) -> Path:
+        """The transcript's file; a `SessionError` when its store keeps no files (use
+        `location` to tell a person where it is)."""
+        path = self.ref.path
+        if path is None:
+            raise SessionError(f"the transcript is not a file: it is in {self.ref.location}")
+        return path
+
+    @property
+    def location(self) -> str:
+        """Where the transcript is, for a person (a file path, or a store and session id)."""
+        return self.ref.location
 
     def append_record(self, record: Mapping[str, Any]) -> None:
-        """Write one record as one line and make it durable before returning."""
-        # default=str: a stray Path or datetime in metadata must not crash the session;
-        # it is stored as text (readable, if no longer typed).
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
-        fd = self._open()
-        data = line.encode("utf-8")
-        written = 0
-        # os.write may write less than asked for; loop so a record is never left half-written
-        # by us (only by a kill, which the reader tolerates).
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        if self.fsync:
-            os.fsync(fd)
+        """Write one record and make it durable (in the store) before returning."""
+        self.ref.append([dict(record)])
 
     def append(
         self,
@@ -168,19 +173,20 @@ class Transcript:
         self.append_meta(format=FORMAT_VERSION, model=model, cwd=cwd, **fields)
 
     def sync(self) -> None:
-        """fsync what was written: durable across an OS crash, not only a process kill.
+        """Durable across an OS crash, not only a process kill (the JSONL store fsyncs, the
+        SQLite store checkpoints its WAL).
 
-        With `fsync=False` every record still reaches the kernel at once (a kill -9 loses
-        nothing written); callers sync at natural points such as the end of a prompt.
+        Without it every record is still in the store at once (a kill -9 loses nothing
+        written); callers sync at natural points such as the end of a prompt.
         """
-        if self._fd is not None:
-            os.fsync(self._fd)
+        self.ref.sync()
 
     def close(self) -> None:
-        """Close the file descriptor (records are already durable)."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """Let go of the descriptor or connection held for it (records are already in the
+        store); a store this transcript opened itself (from a path) is closed."""
+        self.ref.release()
+        if self._owns_store:
+            close_store(self.ref.store)
 
     def __enter__(self) -> Transcript:
         return self
@@ -190,30 +196,8 @@ class Transcript:
 
     def __del__(self) -> None:
         # A forgotten close must not leak descriptors in long-lived hosts.
-        try:
-            self.close()
-        except OSError:
-            pass
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make a newly created file's directory entry durable too."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _ends_without_newline(path: Path) -> bool:
-    size = path.stat().st_size
-    if size == 0:
-        return False
-    with path.open("rb") as handle:
-        handle.seek(size - 1)
-        return handle.read(1) != b"\n"
+        if self._owns_store:
+            try:
+                self.close()
+            except (OSError, AttributeError):
+                pass
