@@ -1,22 +1,19 @@
 """Run one task to its end, resuming its session when a previous attempt did not finish.
 
-The transcript is the source of truth. Before running, the task's session transcript (if any)
-is read: when it already holds the task's prompt followed by a `terminal` record, the task
-finished (the process died before the result was written) and its result is rebuilt from the
-transcript without a model call; when it holds the prompt but no terminal after it, or an
-interrupt's terminal (`aborted_streaming`, `aborted_tools`: Ctrl-C stopped the batch), the
-session is resumed (repair answers any interrupted tool call) and told to continue; otherwise
-the prompt runs. So running a task twice, or after a kill at any moment, is idempotent.
-
-With a session store (`agent_options["session_store"]`, `--session-store`: e.g. a PostgreSQL
-database every worker reaches) the transcript is read from the store rather than from a file
-under `QUERYLOOP_HOME`, and the Agent resumes the session from it by id: a task killed on one
-machine resumes on another.
+The transcript is the source of truth, in the session store the options choose (the
+`session_store` option, `QUERYLOOP_SESSION_STORE`, the settings; a database shared by the
+workers lets a task killed on one node resume on another). Before running, the task's
+session transcript (if any) is read: when it already holds the task's prompt followed by a
+`terminal` record, the task finished (the process died before the result was written) and its
+result is rebuilt from the transcript without a model call; when it holds the prompt but no
+terminal after it, or an interrupt's terminal (`aborted_streaming`, `aborted_tools`: Ctrl-C
+stopped the batch), the session is resumed (repair answers any interrupted tool call) and told
+to continue; otherwise the prompt runs. So running a task twice, or after a kill at any
+moment, is idempotent.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Mapping
@@ -24,13 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config.session_store import open_configured_store
 from ..loop.reasons import Terminal
 from ..messages.usage import Usage
-from ..session.store import project_key, queryloop_home, session_path
-from ..session.store_api import SessionKey, SessionStoreEntry
+from ..session.store import project_key, queryloop_home
+from ..session.store_api import SessionStore
+from ..session.stores import TranscriptRef, as_ref, close_store
 from ..session.timing import TimingEvent
 from ..session.transcript import TIMING_RECORD
-from .stores import open_batch_store
 from .tasks import BatchResult, BatchTask
 
 RESUME_PROMPT = (
@@ -63,29 +61,20 @@ class SessionState:
         return self.prompt_seen and self.terminal is not None and self.terminal not in INTERRUPTED
 
 
-def inspect_session(path: Path, prompt: str) -> SessionState:
-    """Read a task's transcript file (tolerantly: a cut last line is skipped)."""
-    if not path.is_file():
-        return SessionState()
-    records: list[SessionStoreEntry] = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return inspect_entries(records, prompt)
-
-
-def inspect_entries(entries: list[SessionStoreEntry] | None, prompt: str) -> SessionState:
-    """What a task's transcript records (None: there is no transcript) say about it."""
+def inspect_session(transcript: TranscriptRef | Path, prompt: str) -> SessionState:
+    """Read a task's transcript, in its store or a `.jsonl` file (tolerantly: a cut last
+    line is skipped)."""
     state = SessionState()
-    if entries is None:
+    if isinstance(transcript, Path) and not transcript.is_file():
+        return state
+    ref = as_ref(transcript)
+    records = ref.store.load(ref.key)
+    if records is None:
         return state
     state.exists = True
-    for record in entries:
-        _feed(state, record, prompt)
+    for record in records:
+        if isinstance(record, dict):
+            _feed(state, record, prompt)
     return state
 
 
@@ -153,34 +142,25 @@ def task_paths(task: BatchTask, agent_options: Mapping[str, Any]) -> tuple[Path,
     return cwd, queryloop_home(options.get("home"))
 
 
-def read_state(
-    task: BatchTask, session_id: str | None, cwd: Path, options: Mapping[str, Any]
-) -> SessionState:
-    """What the transcript of `session_id` (the task's session) says, read from the batch's
-    session store, or from its file under QUERYLOOP_HOME without one."""
-    if session_id is None:
-        return SessionState()
-    spec = options.get("session_store")
-    if spec is None:
-        home = queryloop_home(options.get("home"))
-        return inspect_session(session_path(session_id, cwd, home), task.prompt)
-    with open_batch_store(spec) as store:
-        key = SessionKey(project_key=project_key(cwd), session_id=session_id)
-        return inspect_entries(store.load(key), task.prompt)
-
-
 async def run_task(task: BatchTask, agent_options: Mapping[str, Any]) -> BatchResult:
     """Run (or resume, or recover the result of) one task; exceptions become an errored
     result. `result.error` starting with "retryable:" marks a transient failure."""
     started = time.monotonic()
     cwd, home = task_paths(task, agent_options)
-    options = {**agent_options, **task.options}
+    store: SessionStore | None = None
+    opened = False
     try:
         prepare_folder(task, cwd, home)
-        state = read_state(task, task.session, cwd, options)
+        options = {**agent_options, **task.options}
+        store, opened = open_configured_store(
+            options.get("session_store"), cwd, home, trust=options.get("trust")
+        )
+        ref = TranscriptRef.of(store, project_key(cwd), task.session) if task.session else None
+        state = inspect_session(ref, task.prompt) if ref is not None else SessionState()
         if state.finished:
             return _from_state(task, state, time.monotonic() - started)
-        return await _run(task, agent_options, cwd, state, started)
+        existing = ref if state.exists else None
+        return await _run(task, agent_options, cwd, store, existing, state, started)
     except Exception as exc:  # one task's failure must not end the batch
         return BatchResult(
             task_id=task.id,
@@ -190,21 +170,26 @@ async def run_task(task: BatchTask, agent_options: Mapping[str, Any]) -> BatchRe
             error=f"{type(exc).__name__}: {exc}",
         )
 
+    finally:
+        if store is not None and opened:
+            close_store(store)
+
 
 async def _run(
     task: BatchTask,
     agent_options: Mapping[str, Any],
     cwd: Path,
+    store: SessionStore,
+    existing: TranscriptRef | None,
     state: SessionState,
     started: float,
 ) -> BatchResult:
     from ..agent import Agent
 
-    options = {**agent_options, **task.options, "cwd": cwd}
+    options = {**agent_options, **task.options, "cwd": cwd, "session_store": store}
     model = options.pop("model", None)
-    if state.exists and task.session is not None:
-        # By id: the Agent finds it where it keeps sessions (the store, or the files).
-        agent = Agent.resume(task.session, model, **options)
+    if existing is not None:
+        agent = Agent.resume(existing.session_id, model, **options)
     else:
         agent = Agent(model, session_id=task.session, **options)
     prompt = RESUME_PROMPT if state.prompt_seen else task.prompt
@@ -213,7 +198,9 @@ async def _run(
         error = agent.last_terminal.error if agent.last_terminal is not None else None
     finally:
         await agent.aclose()
-    after = read_state(task, result.session_id, cwd, options)
+    after = inspect_session(
+        TranscriptRef.of(store, project_key(cwd), result.session_id), task.prompt
+    )
     return BatchResult(
         task_id=task.id,
         terminal=result.terminal.value,
