@@ -1,12 +1,12 @@
 """`PostgresSessionStore` against a real PostgreSQL server (a private cluster per worker,
 tests/postgres_support.py).
 
-The first block is the `SessionStore` contract (the Claude Agent SDK's conformance checks:
-append order, deep equality, unknown keys, newest first, delete cascade, sorted subkeys, two
-writer processes); it runs on the `store` fixture, so it folds into the stores' shared
-conformance suite (tests/session/store_conformance.py) as its `postgres` parameter. The rest
-is Postgres's own: a writer killed with SIGKILL loses no returned append, a dropped connection
-is reopened, an unreachable server is a clear error without the password, U+0000 survives.
+The `SessionStore` contract (append order, deep equality under `jsonb`'s key order, unknown
+keys, newest first, delete cascade, sorted subkeys, threads, a second instance) is the shared
+suite's (tests/session/store_conformance.py, its `postgres` store). Here: two writer processes
+at once (both creating the table), a writer killed with SIGKILL loses no returned append, a
+dropped connection is reopened, an unreachable server is a clear error without the password,
+U+0000 survives, the store pickles as its DSN.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import pickle
 import signal
 import subprocess
 import sys
-import threading
-import time
 import uuid
 from pathlib import Path
 
@@ -28,15 +26,9 @@ from queryloop.session.postgres_store import (
     PostgresSessionStore,
     SessionStoreUnavailableError,
 )
-from queryloop.session.store_api import SessionKey, SessionStore, SessionStoreEntry
+from queryloop.session.store_api import SessionKey
 
 WRITER = Path(__file__).with_name("store_writer.py")
-
-
-@pytest.fixture
-def store(postgres_store: PostgresSessionStore) -> SessionStore:
-    """The store under test (the conformance suite parametrises this over every store)."""
-    return postgres_store
 
 
 def _key(session: str = "s1", subpath: str | None = None, project: str = "proj") -> SessionKey:
@@ -46,98 +38,17 @@ def _key(session: str = "s1", subpath: str | None = None, project: str = "proj")
     return key
 
 
-# ---- the SessionStore contract ------------------------------------------------------------
+# ---- beside the shared suite --------------------------------------------------------------
 
 
-def test_it_is_a_session_store(store: SessionStore) -> None:
-    assert isinstance(store, SessionStore)
-
-
-def test_appends_load_in_order_and_deeply_equal(store: SessionStore) -> None:
-    first: list[SessionStoreEntry] = [
-        {"record": "message", "uuid": "a", "message": {"content": [{"type": "text"}]}},
-        {"record": "usage", "cost_usd": 0.125, "n": 10**15, "ok": True, "none": None},
-    ]
-    # Key order differs from what jsonb keeps (shorter keys first): equality is deep.
-    second: list[SessionStoreEntry] = [
-        {"zzz": 1, "record": "message", "a": {"y": [1, "é", 2.5], "b": {}}}
-    ]
-    store.append(_key(), first)
-    store.append(_key(), second)
-    store.append(_key(), [])
-    assert store.load(_key()) == first + second
-
-
-def test_unknown_keys_load_as_none(store: SessionStore) -> None:
-    assert store.load(_key("missing")) is None
-    store.append(_key(), [{"record": "message"}])
-    assert store.load(_key(subpath="subagents/agent-x")) is None
-    assert store.load(_key(project="other")) is None
-    assert store.list_sessions("other") == []
-    store.append(_key("empty"), [])
-    assert store.load(_key("empty")) is None
-
-
-def test_main_key_with_empty_subpath_is_the_main_transcript(store: SessionStore) -> None:
+def test_main_key_with_empty_subpath_is_the_main_transcript(
+    postgres_store: PostgresSessionStore,
+) -> None:
+    store = postgres_store
     store.append(_key(subpath=""), [{"record": "a"}])
     store.append(_key(), [{"record": "b"}])
     assert store.load(_key()) == [{"record": "a"}, {"record": "b"}]
     assert store.list_subkeys({"project_key": "proj", "session_id": "s1"}) == []
-
-
-def test_sessions_are_listed_newest_first_with_mtime_ms(store: SessionStore) -> None:
-    before = int(time.time() * 1000)
-    for session in ("s1", "s2", "s3"):
-        store.append(_key(session), [{"record": "message"}])
-    store.append(_key("s1"), [{"record": "message"}])
-    store.append(_key("s2", "subagents/agent-a"), [{"record": "message"}])  # not a session
-    after = int(time.time() * 1000)
-    listed = store.list_sessions("proj")
-    assert [e["session_id"] for e in listed] == ["s1", "s3", "s2"]
-    assert all(before - 1000 <= e["mtime"] <= after + 1000 for e in listed)
-    assert listed[0]["mtime"] >= listed[1]["mtime"] >= listed[2]["mtime"]
-
-
-def test_delete_of_a_main_key_removes_its_subkeys(store: SessionStore) -> None:
-    store.append(_key(), [{"record": "main"}])
-    store.append(_key(subpath="subagents/agent-a"), [{"record": "a"}])
-    store.append(_key(subpath="subagents/agent-b"), [{"record": "b"}])
-    store.append(_key("s2"), [{"record": "other"}])
-    store.delete(_key(subpath="subagents/agent-a"))
-    assert store.load(_key(subpath="subagents/agent-a")) is None
-    assert store.list_subkeys({"project_key": "proj", "session_id": "s1"}) == ["subagents/agent-b"]
-    store.delete(_key())
-    assert store.load(_key()) is None
-    assert store.load(_key(subpath="subagents/agent-b")) is None
-    assert [e["session_id"] for e in store.list_sessions("proj")] == ["s2"]
-    assert store.load(_key("s2")) == [{"record": "other"}]
-    store.delete(_key("never-there"))  # deleting nothing is not an error
-
-
-def test_subkeys_are_sorted(store: SessionStore) -> None:
-    for name in ("agent-z", "agent-a", "agent-m", "agent-a"):
-        store.append(_key(subpath=f"subagents/{name}"), [{"record": name}])
-    assert store.list_subkeys({"project_key": "proj", "session_id": "s1"}) == [
-        "subagents/agent-a",
-        "subagents/agent-m",
-        "subagents/agent-z",
-    ]
-    assert store.list_subkeys({"project_key": "proj", "session_id": "none"}) == []
-
-
-def test_threads_sharing_one_store_keep_each_session_in_order(store: SessionStore) -> None:
-    def write(session: str) -> None:
-        for index in range(15):
-            store.append(_key(session), [{"record": "message", "index": index}])
-
-    threads = [threading.Thread(target=write, args=(f"t{n}",)) for n in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for n in range(6):
-        loaded = store.load(_key(f"t{n}")) or []
-        assert [e["index"] for e in loaded] == list(range(15))
 
 
 def test_two_processes_append_to_different_sessions(postgres_dsn: str) -> None:
