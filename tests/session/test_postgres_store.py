@@ -123,6 +123,31 @@ def test_an_unreachable_server_is_a_clear_error_without_the_password(
         PostgresSessionStore(wrong).list_sessions("proj")
 
 
+def test_a_role_with_the_documented_grants_uses_a_table_its_owner_made(
+    postgres_cluster: PostgresCluster, postgres_dsn: str
+) -> None:
+    # docs/sessions.md, "Permissions": SELECT, INSERT, DELETE and the sequence's USAGE.
+    import psycopg
+
+    table, role = f"sessions_{uuid.uuid4().hex[:12]}", f"app_{uuid.uuid4().hex[:12]}"
+    database = postgres_dsn.rsplit("/", 1)[1]
+    app_dsn = f"postgresql://{role}:app-pw@127.0.0.1:{postgres_cluster.port}/{database}"
+    with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'app-pw'")
+        with pytest.raises(QueryloopError, match="permission denied for schema public"):
+            PostgresSessionStore(app_dsn, table=table).load(_key())  # may not create it
+        with PostgresSessionStore(postgres_dsn, table=table) as owner:
+            owner.append(_key(), [{"record": "by the owner"}])
+        admin.execute(f"GRANT SELECT, INSERT, DELETE ON {table} TO {role}")
+        admin.execute(f"GRANT USAGE ON SEQUENCE {table}_id_seq TO {role}")
+    with PostgresSessionStore(app_dsn, table=table) as app:
+        app.append(_key(subpath="subagents/agent-a"), [{"record": "by the app"}])
+        assert app.load(_key()) == [{"record": "by the owner"}]
+        assert [e["session_id"] for e in app.list_sessions("proj")] == ["s1"]
+        app.delete(_key())
+        assert app.list_subkeys({"project_key": "proj", "session_id": "s1"}) == []
+
+
 def test_a_nul_character_survives(postgres_store: PostgresSessionStore) -> None:
     # jsonb cannot hold U+0000 (a tool's binary output may): stored as JSON text instead.
     entries = [{"record": "message", "text": "a\x00b", "nested": [{"k\x00": "\\u0000"}]}]

@@ -203,17 +203,33 @@ class PostgresSessionStore:
         retry: Callable[[psycopg.Connection[Any]], _T] | None = None,
     ) -> _T:
         """`action` on the connection, under the lock; once more (`retry`, if given) on a
-        new connection when the connection was lost."""
+        new connection when the connection was lost. The server's errors become
+        `SessionError`s naming the store."""
         with self._lock:
             conn = self._connection()
             try:
                 return action(conn)
-            except psycopg.OperationalError:
+            except psycopg.Error as exc:
                 if not conn.broken and not conn.closed:
-                    raise  # the server answered with an error: not a lost connection
+                    raise self._error(exc) from exc  # the server refused: not a lost line
                 self._conn = None
             conn = self._connection()
-            return (retry or action)(conn)
+            try:
+                return (retry or action)(conn)
+            except psycopg.Error as exc:
+                if conn.broken or conn.closed:
+                    self._conn = None
+                    raise SessionStoreUnavailableError(
+                        f"lost the PostgreSQL session store at {redact_dsn(self.dsn)} twice: "
+                        f"{_first_line(exc)}"
+                    ) from exc
+                raise self._error(exc) from exc
+
+    def _error(self, exc: psycopg.Error) -> SessionError:
+        return SessionError(
+            f"the PostgreSQL session store at {redact_dsn(self.dsn)} (table {self.table}): "
+            f"{_first_line(exc)}"
+        )
 
     def _connection(self) -> psycopg.Connection[Any]:
         if self._conn is not None and not self._conn.closed and not self._conn.broken:
@@ -233,6 +249,9 @@ class PostgresSessionStore:
             if not self._schema_ready:
                 self._create_schema(conn)
                 self._schema_ready = True
+        except psycopg.Error as exc:
+            conn.close()
+            raise self._error(exc) from exc
         except BaseException:
             conn.close()
             raise
@@ -240,12 +259,18 @@ class PostgresSessionStore:
         return conn
 
     def _create_schema(self, conn: psycopg.Connection[Any]) -> None:
-        """The table and its key index, if missing. CREATE ... IF NOT EXISTS alone races
-        (two sessions creating the same table at once: a unique violation in pg_type), so
-        creators take a transaction-scoped advisory lock keyed by the table name first."""
+        """The table and its key index, if missing. Looked up first: CREATE TABLE IF NOT
+        EXISTS needs the CREATE privilege even when the table is there, and a role may have
+        only SELECT, INSERT and DELETE on a table its owner made. CREATE ... IF NOT EXISTS
+        alone also races (two sessions creating the same table at once: a unique violation
+        in pg_type), so creators take a transaction-scoped advisory lock on the name first."""
         table = self._table
         index = sql.Identifier(f"{self.table}_key_idx")
         with conn.transaction(), conn.cursor() as cur:
+            cur.execute("SELECT to_regclass(%s) IS NOT NULL", (table.as_string(conn),))
+            found = cur.fetchone()
+            if found and found[0]:
+                return
             cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.table,))
             cur.execute(
                 sql.SQL(
