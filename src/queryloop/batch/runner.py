@@ -1,9 +1,11 @@
 """Run one task to its end, resuming its session when a previous attempt did not finish.
 
-The transcript is the source of truth. Before running, the task's session transcript (if any)
-is read: when it already holds the task's prompt followed by a `terminal` record, the task
-finished (the process died before the result was written) and its result is rebuilt from the
-transcript without a model call; when it holds the prompt but no terminal after it, or an
+The transcript is the source of truth, in the session store the options choose (the
+`session_store` option, `QUERYLOOP_SESSION_STORE`, the settings; a database shared by the
+workers lets a task killed on one node resume on another). Before running, the task's
+session transcript (if any) is read: when it already holds the task's prompt followed by a
+`terminal` record, the task finished (the process died before the result was written) and
+its result is rebuilt from the transcript without a model call; when it holds the prompt but no terminal after it, or an
 interrupt's terminal (`aborted_streaming`, `aborted_tools`: Ctrl-C stopped the batch), the
 session is resumed (repair answers any interrupted tool call) and told to continue; otherwise
 the prompt runs. So running a task twice, or after a kill at any moment, is idempotent.
@@ -11,7 +13,6 @@ the prompt runs. So running a task twice, or after a kill at any moment, is idem
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Mapping
@@ -19,9 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config.session_store import open_configured_store
 from ..loop.reasons import Terminal
 from ..messages.usage import Usage
-from ..session.store import queryloop_home, session_path
+from ..session.store import project_key, queryloop_home
+from ..session.store_api import SessionStore
+from ..session.stores import TranscriptRef, as_ref, close_store
 from ..session.timing import TimingEvent
 from ..session.transcript import TIMING_RECORD
 from .tasks import BatchResult, BatchTask
@@ -56,17 +60,18 @@ class SessionState:
         return self.prompt_seen and self.terminal is not None and self.terminal not in INTERRUPTED
 
 
-def inspect_session(path: Path, prompt: str) -> SessionState:
-    """Read a task's transcript (tolerantly: a cut last line is skipped)."""
+def inspect_session(transcript: TranscriptRef | Path, prompt: str) -> SessionState:
+    """Read a task's transcript, in its store or a `.jsonl` file (tolerantly: a cut last
+    line is skipped)."""
     state = SessionState()
-    if not path.is_file():
+    if isinstance(transcript, Path) and not transcript.is_file():
+        return state
+    ref = as_ref(transcript)
+    records = ref.store.load(ref.key)
+    if records is None:
         return state
     state.exists = True
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+    for record in records:
         if isinstance(record, dict):
             _feed(state, record, prompt)
     return state
@@ -141,13 +146,20 @@ async def run_task(task: BatchTask, agent_options: Mapping[str, Any]) -> BatchRe
     result. `result.error` starting with "retryable:" marks a transient failure."""
     started = time.monotonic()
     cwd, home = task_paths(task, agent_options)
+    store: SessionStore | None = None
+    opened = False
     try:
         prepare_folder(task, cwd, home)
-        path = session_path(task.session, cwd, home) if task.session else None
-        state = inspect_session(path, task.prompt) if path is not None else SessionState()
+        options = {**agent_options, **task.options}
+        store, opened = open_configured_store(
+            options.get("session_store"), cwd, home, trust=options.get("trust")
+        )
+        ref = TranscriptRef.of(store, project_key(cwd), task.session) if task.session else None
+        state = inspect_session(ref, task.prompt) if ref is not None else SessionState()
         if state.finished:
             return _from_state(task, state, time.monotonic() - started)
-        return await _run(task, agent_options, cwd, path if state.exists else None, state, started)
+        existing = ref if state.exists else None
+        return await _run(task, agent_options, cwd, store, existing, state, started)
     except Exception as exc:  # one task's failure must not end the batch
         return BatchResult(
             task_id=task.id,
@@ -157,21 +169,26 @@ async def run_task(task: BatchTask, agent_options: Mapping[str, Any]) -> BatchRe
             error=f"{type(exc).__name__}: {exc}",
         )
 
+    finally:
+        if store is not None and opened:
+            close_store(store)
+
 
 async def _run(
     task: BatchTask,
     agent_options: Mapping[str, Any],
     cwd: Path,
-    existing: Path | None,
+    store: SessionStore,
+    existing: TranscriptRef | None,
     state: SessionState,
     started: float,
 ) -> BatchResult:
     from ..agent import Agent
 
-    options = {**agent_options, **task.options, "cwd": cwd}
+    options = {**agent_options, **task.options, "cwd": cwd, "session_store": store}
     model = options.pop("model", None)
     if existing is not None:
-        agent = Agent.resume(existing, model, **options)
+        agent = Agent.resume(existing.session_id, model, **options)
     else:
         agent = Agent(model, session_id=task.session, **options)
     prompt = RESUME_PROMPT if state.prompt_seen else task.prompt
@@ -180,8 +197,9 @@ async def _run(
         error = agent.last_terminal.error if agent.last_terminal is not None else None
     finally:
         await agent.aclose()
-    path = session_path(result.session_id, cwd, queryloop_home(options.get("home")))
-    after = inspect_session(path, task.prompt)
+    after = inspect_session(
+        TranscriptRef.of(store, project_key(cwd), result.session_id), task.prompt
+    )
     return BatchResult(
         task_id=task.id,
         terminal=result.terminal.value,
