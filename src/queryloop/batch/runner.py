@@ -8,7 +8,8 @@ session transcript (if any) is read: when it already holds the task's prompt fol
 its result is rebuilt from the transcript without a model call; when it holds the prompt but
 no terminal after it, or an interrupt's terminal (`aborted_streaming`, `aborted_tools`:
 Ctrl-C stopped the batch), the session is resumed (repair answers any interrupted tool call)
-and told to continue; otherwise the prompt runs. So running a task twice, or after a kill at any moment, is idempotent.
+and told to continue; otherwise the prompt runs. So running a task twice, or after a kill at
+any moment, is idempotent.
 """
 
 from __future__ import annotations
