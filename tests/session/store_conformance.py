@@ -58,7 +58,7 @@ def _memory(request: pytest.FixtureRequest, folder: Path) -> StoreOpener:
 def _sdk_async(request: pytest.FixtureRequest, folder: Path) -> StoreOpener:
     # The Claude Agent SDK's async InMemorySessionStore behind our synchronous adapter.
     from queryloop.claude_agent_sdk import InMemorySessionStore as SdkMemoryStore
-    from queryloop.claude_agent_sdk.stores import SyncStoreAdapter
+    from queryloop.session.async_store import SyncStoreAdapter
 
     shared = SdkMemoryStore()
     return lambda: SyncStoreAdapter(shared)

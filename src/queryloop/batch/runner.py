@@ -4,12 +4,12 @@ The transcript is the source of truth, in the session store the options choose (
 `session_store` option, `QUERYLOOP_SESSION_STORE`, the settings; a database shared by the
 workers lets a task killed on one node resume on another). Before running, the task's
 session transcript (if any) is read: when it already holds the task's prompt followed by a
-`terminal` record, the task finished (the process died before the result was written) and its
-result is rebuilt from the transcript without a model call; when it holds the prompt but no
-terminal after it, or an interrupt's terminal (`aborted_streaming`, `aborted_tools`: Ctrl-C
-stopped the batch), the session is resumed (repair answers any interrupted tool call) and told
-to continue; otherwise the prompt runs. So running a task twice, or after a kill at any
-moment, is idempotent.
+`terminal` record, the task finished (the process died before the result was written) and
+its result is rebuilt from the transcript without a model call; when it holds the prompt but
+no terminal after it, or an interrupt's terminal (`aborted_streaming`, `aborted_tools`:
+Ctrl-C stopped the batch), the session is resumed (repair answers any interrupted tool call)
+and told to continue; otherwise the prompt runs. So running a task twice, or after a kill at
+any moment, is idempotent.
 """
 
 from __future__ import annotations

@@ -16,6 +16,24 @@ what differs and what queryloop adds.
 """
 
 from .. import __version__
+from ..session.store_api import (
+    SessionKey,
+    SessionListSubkeysKey,
+    SessionStoreEntry,
+    SessionStoreListEntry,
+)
+from ..sessions import (
+    ForkSessionResult,
+    SDKSessionInfo,
+    SessionMessage,
+    delete_session,
+    fork_session,
+    get_session_info,
+    get_session_messages,
+    list_sessions,
+    rename_session,
+    tag_session,
+)
 from .client import ClaudeSDKClient
 from .errors import (
     ClaudeSDKError,
@@ -39,16 +57,30 @@ __all__ = [
     "CLINotFoundError",
     "ClaudeSDKClient",
     "ClaudeSDKError",
+    "ForkSessionResult",
     "InMemorySessionStore",
     "MessageParseError",
     "ProcessError",
     "ResultError",
+    "SDKSessionInfo",
+    "SessionKey",
+    "SessionListSubkeysKey",
+    "SessionMessage",
+    "SessionStoreEntry",
+    "SessionStoreListEntry",
     "SdkMcpTool",
     "ToolAnnotations",
     "UnsupportedOptionError",
     "__version__",
     "create_sdk_mcp_server",
+    "delete_session",
+    "fork_session",
+    "get_session_info",
+    "get_session_messages",
+    "list_sessions",
     "query",
+    "rename_session",
+    "tag_session",
     "tool",
     *_type_names,
 ]

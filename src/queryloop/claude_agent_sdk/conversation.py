@@ -27,6 +27,7 @@ from ..loop.reasons import Terminal
 from ..messages.types import AssistantMessage as LoopAssistant
 from ..messages.usage import Usage
 from ..providers.base import MessageComplete
+from ..sessions import fork_session
 from .convert import convert_event
 from .mapping import AgentPlan, checked_mode, plan_agent
 from .messages import Message, ResultMessage, SystemMessage
@@ -51,8 +52,17 @@ class Conversation:
     async def open(self) -> Agent:
         """Make the Agent (new, resumed or continued) and start it."""
         plan = self.plan
-        if plan.resume:
-            agent = Agent.resume(plan.resume, plan.model, **plan.kwargs)
+        if plan.resume and plan.fork_session:
+            fork = fork_session(
+                plan.resume,
+                plan.kwargs["cwd"],
+                up_to_message_id=plan.resume_session_at,
+                session_store=plan.kwargs.get("session_store"),
+            )
+            agent = Agent.resume(fork.session_id, plan.model, **plan.kwargs)
+        elif plan.resume:
+            at = plan.resume_session_at
+            agent = Agent.resume(plan.resume, plan.model, at=at, **plan.kwargs)
         elif plan.continue_latest:
             agent = Agent.continue_latest(plan.model, **plan.kwargs)
         else:

@@ -1,10 +1,11 @@
 """`ClaudeAgentOptions` -> the `Agent` that honours them: every field decided here, once.
 
-A field either maps onto an Agent option (most do, one to one), is honoured by the
+A field either maps onto an Agent option (most do, one to one; `session_store` after
+`session.async_store.as_session_store` adapts an SDK-shaped async store), is honoured by the
 conversation driving the Agent (`include_partial_messages`, `max_budget_usd`, `resume`,
-`continue_conversation`), or cannot be honoured: then a value other than its default is an
-`UnsupportedOptionError` naming it and saying why. `UNSUPPORTED` lists those;
-docs/claude-agent-sdk.md has the same table for people.
+`continue_conversation`, `fork_session`, `resume_session_at`), or cannot be honoured: then
+a value other than its default is an `UnsupportedOptionError` naming it and saying why.
+`UNSUPPORTED` lists those; docs/claude-agent-sdk.md has the same table for people.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.definitions import AgentDefinition as LoopAgentDefinition
+from ..session.async_store import as_session_store
 from ..tools.base import Tool
 from .callbacks import PermissionBridge, loop_hooks
 from .errors import UnsupportedOptionError
@@ -34,15 +36,12 @@ UNSUPPORTED: Mapping[str, str] = {
     "strict_mcp_config": "the project's .mcp.json loads when the folder is trusted",
     "include_hook_events": "hook runs are not reported as messages",
     "forward_subagent_text": "subagents report only their final answer (docs/agents.md)",
-    "fork_session": "a resumed session continues under its own id",
-    "resume_session_at": "a resumed session is loaded whole",
     "resume_drops_turn": "a resumed session is loaded whole",
     "sandbox": "configure the Bash sandbox in the settings' `sandbox` key (docs/sandbox.md)",
     "effort": "queryloop does not send an effort level",
     "output_format": "structured output is not supported; ask for JSON in the prompt",
-    "session_store": "transcripts are JSONL files under $QUERYLOOP_HOME",
-    "session_store_flush": "transcripts are JSONL files under $QUERYLOOP_HOME",
-    "load_timeout_ms": "transcripts are JSONL files under $QUERYLOOP_HOME",
+    "load_timeout_ms": "a load waits for the store (each record is stored before the loop "
+    "goes on, so no call is given up on)",
     "task_budget": "use max_budget_usd or max_turns",
 }
 """Fields queryloop cannot honour, and why: set to anything but the default, they raise."""
@@ -65,6 +64,10 @@ class AgentPlan:
     permission: PermissionBridge | None = None
     replay_user_messages: bool = False
     """Report the prompts too, as `UserMessage`s with their uuid (for `rewind_files`)."""
+    fork_session: bool = False
+    """Resume a fork of `resume` (a new id, fresh uuids) instead of `resume` itself."""
+    resume_session_at: str | None = None
+    """Resume at this message uuid (with `fork_session`: fork up to it)."""
 
 
 def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
@@ -79,6 +82,9 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         raise UnsupportedOptionError(
             "session_id", "a resumed or continued session keeps its own id"
         )
+    if (options.fork_session or options.resume_session_at) and not options.resume:
+        name = "fork_session" if options.fork_session else "resume_session_at"
+        raise UnsupportedOptionError(name, "it applies to a resumed session: give resume too")
     cwd = Path(options.cwd).expanduser() if options.cwd is not None else Path.cwd()
     tools, servers, mcp_file = _mcp(options.mcp_servers)
     bridge = PermissionBridge(options.can_use_tool) if options.can_use_tool else None
@@ -104,6 +110,9 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         "trust": _trusts_project(options.setting_sources),
         "plugin_dirs": _plugin_dirs(options.plugins, cwd),
         "on_notice": _stderr_lines(options.stderr),
+        "session_store": (
+            as_session_store(options.session_store) if options.session_store is not None else None
+        ),
         **_system_prompt(options.system_prompt, cwd),
     }
     _check_skills(options.skills)
@@ -116,6 +125,8 @@ def plan_agent(options: ClaudeAgentOptions) -> AgentPlan:
         max_budget_usd=options.max_budget_usd,
         permission=bridge,
         replay_user_messages=_replays(options.extra_args),
+        fork_session=options.fork_session,
+        resume_session_at=options.resume_session_at,
     )
 
 

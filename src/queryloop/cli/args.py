@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..compact.policy import CompactionName
     from ..context.cache_ttl import CacheTtlSetting
     from ..permissions.modes import PermissionMode
+    from ..session.store_api import SessionStore
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -43,6 +44,7 @@ environment:
   OPENAI_API_KEY, OPENAI_BASE_URL         OpenAI-compatible servers: --model openai:NAME
   QUERYLOOP_MODEL                         the default model
   QUERYLOOP_HOME                          state folder (default ~/.queryloop)
+  QUERYLOOP_SESSION_STORE                 where sessions live: sqlite:///PATH, postgresql://...
 
 exit status: 0 completed, 1 internal error, 2 usage/config, 3 max turns, 4 context limit,
 5 model error, 6 aborted, 7 stopped by a hook, 8 media refused, 130 interrupted (Ctrl-C).
@@ -89,6 +91,7 @@ class CliOptions:
     """Headless: label each tool batch with a small model's summary (on in the REPL)."""
     compaction: CompactionName | None = field(default=None, metadata=_AGENT_OPTION)
     cache_ttl: CacheTtlSetting | None = field(default=None, metadata=_AGENT_OPTION)
+    session_store: SessionStore | str | None = field(default=None, metadata=_AGENT_OPTION)
 
     # ---- the CLI's own ----
     prompt: str | None = None
@@ -133,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="stream-json: also emit stream deltas (text as it is generated)",
     )  # fmt: skip
     p.add_argument("--model", help="model name; openai:NAME for an OpenAI-compatible server")
+    p.add_argument(
+        "--session-store", metavar="URL",
+        help="where sessions live: sqlite:///PATH or postgresql://... (default: JSONL files)",
+    )  # fmt: skip
     p.add_argument("--fallback-model", help="model to switch to when the main one is overloaded")
     p.add_argument("--max-turns", type=_positive_int, help="stop after N model turns")
     p.add_argument(
@@ -233,6 +240,7 @@ def _to_options(ns: argparse.Namespace) -> CliOptions:
         tool_use_summaries=bool(ns.tool_use_summaries),
         compaction=ns.compaction,
         cache_ttl=ns.cache_ttl,
+        session_store=ns.session_store,
     )
 
 

@@ -7,10 +7,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .args import CliOptions
 from .exit_codes import ExitCode
 from .markup import escape_markup
 
 if TYPE_CHECKING:
+    from ..session import SessionSummary, Transcript
     from .host import CommandHost
 
 
@@ -21,10 +23,8 @@ if TYPE_CHECKING:
 
 
 def print_sessions(cwd: Path, out: TextIO) -> int:
-    """`queryloop sessions`: this folder's sessions, newest first."""
-    from ..session import list_sessions
-
-    sessions = list_sessions(cwd)
+    """`queryloop sessions`: this folder's sessions in the session store, newest first."""
+    sessions = _listed(cwd, None)
     if not sessions:
         out.write(f"no sessions yet in {cwd}\n")
         return ExitCode.OK
@@ -114,11 +114,25 @@ def _used(*contexts: dict[str, int]) -> list[tuple[int, int]]:
     return [(c["window"], c.get("free", 0)) for c in contexts if c.get("window")]
 
 
-async def _resume(host: CommandHost, arg: str) -> bool:
+def _listed(cwd: Path, transcript: Transcript | None) -> list[SessionSummary]:
+    """The sessions of `cwd` in the store `transcript` is in, else the configured one."""
     from ..session import list_sessions
+    from ..session.stores import close_store
+    from .agent_factory import open_cli_store
 
+    if transcript is not None:
+        return list_sessions(cwd, store=transcript.ref.store)
+    store, opened = open_cli_store(CliOptions(cwd=cwd))
+    try:
+        return list_sessions(cwd, store=store)
+    finally:
+        if opened:
+            close_store(store)
+
+
+async def _resume(host: CommandHost, arg: str) -> bool:
     if not arg:
-        sessions = list_sessions(host.cwd)[:10]
+        sessions = _listed(host.cwd, host.agent.session.transcript)[:10]
         if not sessions:
             host.console.print("[dim]No sessions in this folder yet.[/]")
         for s in sessions:

@@ -6,12 +6,16 @@ Light at import (standard library only); each loads what it needs when it runs.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from .args import UsageError, _Parser, _positive_int, _resolve_cwd
+from .args import CliOptions, UsageError, _Parser, _positive_int, _resolve_cwd
 from .exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from ..session.stores import TranscriptRef
 
 
 def run_subcommand(command: str, argv: Sequence[str], out: TextIO) -> int:
@@ -38,20 +42,33 @@ def _report_parser() -> argparse.ArgumentParser:
 def report_command(argv: list[str], out: TextIO) -> int:
     """`queryloop report [SESSION] [--out FILE]`: print the path of the page written."""
     from ..report import write_report
-    from ..session import find_session, latest_session
 
     ns = _report_parser().parse_args(argv)
     cwd = _resolve_cwd(ns.cwd)
-    if ns.session:
-        path = find_session(ns.session, cwd=cwd)
-    else:
-        found = latest_session(cwd)
-        if found is None:
+    with stored_session(cwd, ns.session) as ref:
+        if ref is None:
             raise UsageError(f"no sessions in {cwd}: name one (`queryloop sessions` lists them)")
-        path = found
-    page = write_report(path, ns.out)
+        page = write_report(ref, ns.out)
     out.write(f"{page}\n")
     return ExitCode.OK
+
+
+@contextmanager
+def stored_session(cwd: Path, session: str | None) -> Iterator[TranscriptRef | None]:
+    """The session a subcommand names (an id, a unique prefix or a `.jsonl` path; None: the
+    latest) in the configured store, open while the block runs; None when there is none."""
+    from ..session.stores import as_ref, close_store, find_transcript, latest_transcript
+    from .agent_factory import open_cli_store
+
+    if session and session.endswith(".jsonl") and Path(session).expanduser().is_file():
+        yield as_ref(Path(session).expanduser())
+        return
+    store, opened = open_cli_store(CliOptions(cwd=cwd))
+    try:
+        yield find_transcript(store, session, cwd) if session else latest_transcript(store, cwd)
+    finally:
+        if opened:
+            close_store(store)
 
 
 def _batch_parser() -> argparse.ArgumentParser:

@@ -147,30 +147,31 @@ def _prompt_number(text: str) -> int:
 def print_rewind(args: Sequence[str], out: TextIO) -> int:
     """`queryloop rewind [N] [--code|--conversation] [--session ID] [--cwd PATH]`."""
     from ..checkpoints import BASH_NOTE, RewindError, describe, rewind_transcript
-    from ..session import find_session, latest_session
     from .args import UsageError, _resolve_cwd
+    from .ops import stored_session
 
     ns = rewind_parser().parse_args(list(args))
     cwd = _resolve_cwd(ns.cwd)
-    path = find_session(ns.session, cwd) if ns.session else latest_session(cwd)
-    if path is None:
-        raise UsageError(f"no session in {cwd} to rewind")
     mode = parse_mode(ns.mode or "both")
     assert mode is not None  # argparse allows only the mode words
-    try:
-        store, outcome = rewind_transcript(path, ns.number, mode)
-    except RewindError as exc:
-        raise UsageError(str(exc)) from None
+    with stored_session(cwd, ns.session) as ref:
+        if ref is None:
+            raise UsageError(f"no session in {cwd} to rewind")
+        session_id = ref.session_id
+        try:
+            store, outcome = rewind_transcript(ref, ns.number, mode)
+        except RewindError as exc:
+            raise UsageError(str(exc)) from None
     if outcome is None:
         checkpoints = store.checkpoints()
-        out.write(f"checkpoints of session {path.stem}:\n" if checkpoints else
-                  f"no checkpoints in session {path.stem}\n")  # fmt: skip
+        out.write(f"checkpoints of session {session_id}:\n" if checkpoints else
+                  f"no checkpoints in session {session_id}\n")  # fmt: skip
         for line in checkpoint_lines(checkpoints):
             out.write(f"  {line}\n")
         out.write(f"\nrewind with: queryloop rewind N [--code | --conversation]\n{BASH_NOTE}\n")
         return ExitCode.OK
-    out.write(f"rewound session {path.stem}: {describe(outcome)}\n{BASH_NOTE}\n")
+    out.write(f"rewound session {session_id}: {describe(outcome)}\n{BASH_NOTE}\n")
     if outcome.mode.conversation:
         out.write(f"the prompt was: {outcome.prompt}\ncontinue with: queryloop --resume "
-                  f"{path.stem}\n")  # fmt: skip
+                  f"{session_id}\n")  # fmt: skip
     return ExitCode.OK

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..compact.policy import COMPACTION_NAMES, CompactionName
 from ..errors import ConfigError
 from ..session.store import SessionError
 from .discovery import Layout
@@ -25,6 +25,11 @@ from .permission_settings import PermissionsRule
 from .plugins import EnabledPluginsMerger
 from .sandbox import SandboxMerger
 from .settings_file import SettingsFile, SettingsScope, Severity
+
+if TYPE_CHECKING:
+    # Loaded where used: the compact package brings the tools with it, and reading the
+    # settings (`queryloop sessions`, for the session store) must stay light.
+    from ..compact.policy import CompactionName
 
 # ---- parsers: (key, raw JSON value) -> value; ValueError with the message when wrong -------
 
@@ -72,6 +77,8 @@ def _tool_search(key: str, raw: object) -> str | int:
 def _compaction(key: str, raw: object) -> CompactionName:
     """A policy name; anything else is an error (a user who asked for economy must not pay
     for the default without knowing)."""
+    from ..compact.policy import COMPACTION_NAMES
+
     for name in COMPACTION_NAMES:
         if raw == name:
             return name

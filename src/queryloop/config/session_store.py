@@ -12,11 +12,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..errors import ConfigError
 from ..session.store_api import SessionStore
-from ..session.stores import SESSION_STORE_ENV, open_session_store
+from ..session.stores import SESSION_STORE_ENV, check_store_spec, open_session_store
 from .discovery import SettingSources
-from .settings import load_settings
-from .trust import is_trusted
+from .locations import settings_paths
+from .settings_file import read_source
+
+SETTING = "sessionStore"
 
 
 def configured_spec(settings_value: str | None) -> str | None:
@@ -32,10 +35,31 @@ def settings_spec(
     trust: bool | None = None,
     sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
 ) -> str | None:
-    """The settings files' `sessionStore` for `cwd` (trusted files only): for commands that
-    find a session before an Agent reads its workspace (`--resume`, `queryloop sessions`)."""
-    trusted = is_trusted(cwd, home) if trust is None else trust
-    return load_settings(cwd, user_home=home, trusted=trusted, sources=sources).session_store
+    """The settings files' `sessionStore` for `cwd`, as `load_settings` merges it (the last
+    file that sets it wins; a project's file only in a trusted folder): for commands that
+    find a session before an Agent reads its workspace (`--resume`, `queryloop sessions`),
+    which must not load the whole configuration to learn one value. A value of the wrong
+    form is an error here as there."""
+    value: str | None = None
+    trusted = trust
+    for source in settings_paths(cwd, home):
+        if not sources.reads(source.scope.value):
+            continue
+        file, _ = read_source(source)  # an unreadable file stops the Agent when it starts
+        if file is None or SETTING not in file.data:
+            continue
+        if source.is_project:
+            if trusted is None:
+                from .trust import is_trusted  # loads the permissions package: only now
+
+                trusted = is_trusted(cwd, home)
+            if not trusted:
+                continue
+        raw = file.data[SETTING]
+        if not isinstance(raw, str):
+            raise ConfigError(f"{source.path}: '{SETTING}' must be a string")
+        value = check_store_spec(raw)
+    return value
 
 
 def open_store(

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..permissions.paths import real_path
-from .settings import read_settings_file, user_settings_path
+from .locations import user_settings_path
+from .settings_file import read_settings_file
 
 TRUST_HINT = "run `queryloop trust` (or pass --trust) in this folder to trust it"
 

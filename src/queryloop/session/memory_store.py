@@ -85,6 +85,13 @@ class InMemorySessionStore:
                 if a[:2] == (key["project_key"], key["session_id"]) and a[2] != MAIN_SUBPATH
             )
 
+    def clear(self) -> None:
+        """Forget every session."""
+        with self._lock:
+            self._entries.clear()
+            self._mtimes.clear()
+            self._order.clear()
+
     def list_projects(self) -> list[str]:
         """Every project key with a session."""
         with self._lock:
