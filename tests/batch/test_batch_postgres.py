@@ -17,9 +17,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from queryloop.agent.options import AgentKwargs
 from queryloop.batch import RESUME_PROMPT, BatchTask, read_results, run_task
 from queryloop.session.postgres_store import PostgresSessionStore
 from queryloop.session.store import project_key, session_path
@@ -27,11 +24,6 @@ from queryloop.session.store_api import SessionKey
 from queryloop.testing import MessagesServer, text, tool_use, turn
 
 PROMPT = "Please do task t1 in two steps."
-
-needs_agent_store = pytest.mark.skipif(
-    "session_store" not in AgentKwargs.__annotations__,
-    reason="the Agent's session_store option (issue 33.2, the stores branch) is not merged yet",
-)
 
 
 class TwoStepModel:
@@ -82,7 +74,6 @@ def tool_results(entries: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-@needs_agent_store
 def test_a_task_killed_on_one_worker_resumes_on_another_from_postgres(
     tmp_path: Path, postgres_dsn: str
 ) -> None:

@@ -51,6 +51,19 @@ def test_main_key_with_empty_subpath_is_the_main_transcript(
     assert store.list_subkeys({"project_key": "proj", "session_id": "s1"}) == []
 
 
+def test_projects_are_listed_and_a_session_is_found_in_any(
+    postgres_store: PostgresSessionStore,
+) -> None:
+    from queryloop.session.stores import find_transcript
+
+    for project in ("-b", "-a", "-c", "-a"):
+        postgres_store.append(_key("s-" + project, project=project), [{"record": "m"}])
+    assert postgres_store.list_projects() == ["-a", "-b", "-c"]
+    found = find_transcript(postgres_store, "s--c", cwd=None)  # `--resume ID` from elsewhere
+    assert (found.project_key, found.session_id) == ("-c", "s--c")
+    assert "s--c" in found.location and PASSWORD not in found.location
+
+
 def test_two_processes_append_to_different_sessions(postgres_dsn: str) -> None:
     # A table neither has seen: both create it at once, too.
     table = f"sessions_{uuid.uuid4().hex[:12]}"

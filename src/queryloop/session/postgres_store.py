@@ -178,6 +178,33 @@ class PostgresSessionStore:
 
         return self._run(read)
 
+    # ---- beyond the protocol (session.stores: ListsProjects, Describes) ---------------------
+
+    def list_projects(self) -> list[str]:
+        """Every project key with an entry, sorted (finding a session id in any project)."""
+        # A loose index scan: one index probe per project rather than reading every row
+        # (PostgreSQL has no skip scan for DISTINCT).
+        query = sql.SQL(
+            "WITH RECURSIVE p(k) AS ("
+            "(SELECT project_key FROM {t} ORDER BY project_key LIMIT 1) UNION ALL "
+            "SELECT (SELECT project_key FROM {t} WHERE project_key > p.k "
+            "ORDER BY project_key LIMIT 1) FROM p WHERE p.k IS NOT NULL) "
+            "SELECT k FROM p WHERE k IS NOT NULL"
+        ).format(t=self._table)
+
+        def read(conn: psycopg.Connection[Any]) -> list[str]:
+            with conn.cursor() as cur:
+                cur.execute(query)
+                return [str(row[0]) for row in cur.fetchall()]
+
+        return self._run(read)
+
+    def describe(self, key: SessionKey) -> str:
+        """Where the transcript is, for a person (the DSN without its password)."""
+        sub = subpath_of(key)
+        where = f"{redact_dsn(self.dsn)} table {self.table} session {key['session_id']}"
+        return where + (f" {sub}" if sub else "")
+
     # ---- connection -----------------------------------------------------------------------
 
     def close(self) -> None:
