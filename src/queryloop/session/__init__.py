@@ -1,15 +1,22 @@
-"""Durable sessions: append-only JSONL transcripts, tolerant loading with repair, listing.
+"""Durable sessions: append-only transcripts in a session store, tolerant loading with
+repair, listing.
 
-writer = Transcript(session_path(new_session_id(), cwd))
-writer.append(message)                 # one line, fsynced before it returns
-loaded = load_transcript(writer.path)  # LoadedSession(messages, session_id, ...)
+store = open_session_store("sqlite:///var/ql/sessions.db")   # None: the JSONL files
+writer = Transcript(TranscriptRef.of(store, project_key(cwd), new_session_id()))
+writer.append(message)                 # in the store before it returns
+loaded = load_transcript(writer.ref)   # LoadedSession(messages, session_id, ...)
 live = Session(session_id, transcript=writer)   # the one owner of a live conversation
+
+`Transcript(path)` and `load_transcript(path)` still take a `.jsonl` file's path.
 """
 
 from typing import TYPE_CHECKING, Any
 
+from .jsonl_store import JsonlSessionStore
 from .listing import SessionSummary, list_sessions
+from .memory_store import InMemorySessionStore
 from .repair import INTERRUPTED_TOOL_RESULT, LoadedSession, load_transcript
+from .sqlite_store import SqliteSessionStore
 from .store import (
     AmbiguousSessionError,
     SessionError,
@@ -22,6 +29,8 @@ from .store import (
     queryloop_home,
     session_path,
 )
+from .store_api import SessionKey, SessionStore
+from .stores import SESSION_STORE_ENV, TranscriptRef, open_session_store
 from .transcript import FORMAT_VERSION, Transcript
 
 if TYPE_CHECKING:
@@ -54,16 +63,23 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "FORMAT_VERSION",
     "INTERRUPTED_TOOL_RESULT",
+    "SESSION_STORE_ENV",
     "AmbiguousSessionError",
+    "InMemorySessionStore",
+    "JsonlSessionStore",
     "LoadedSession",
     "MeteredProvider",
     "RequestKind",
     "Session",
     "SessionError",
+    "SessionKey",
     "SessionNotFoundError",
+    "SessionStore",
     "SessionSummary",
     "SessionTotals",
+    "SqliteSessionStore",
     "Transcript",
+    "TranscriptRef",
     "UsageRecord",
     "UsageSink",
     "find_session",
@@ -72,6 +88,7 @@ __all__ = [
     "load_transcript",
     "model_table_price",
     "new_session_id",
+    "open_session_store",
     "project_dir",
     "project_key",
     "queryloop_home",
