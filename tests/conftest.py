@@ -14,12 +14,19 @@ examples on every run and keep failures in `.hypothesis/`.
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
 
+from postgres_support import PostgresCluster, PostgresUnavailable, postgres_bin, private_cluster
 from queryloop.tools.base import ToolContext
+
+if TYPE_CHECKING:
+    from queryloop.session.postgres_store import PostgresSessionStore
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
@@ -67,3 +74,34 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, api_key: None) -> Path
 def ctx(tmp_path: Path) -> ToolContext:
     """A tool context working in `tmp_path` (a test that needs another folder defines its own)."""
     return ToolContext(cwd=tmp_path)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A private PostgreSQL cluster for this pytest worker (tests/postgres_support.py);
+    the tests that use it skip, saying why, where PostgreSQL or psycopg is missing."""
+    try:
+        postgres_bin()
+        import psycopg  # noqa: F401  (the optional extra `postgres`)
+    except PostgresUnavailable as exc:
+        pytest.skip(str(exc))
+    except ImportError:
+        pytest.skip("psycopg is not installed: pip install 'queryloop[postgres]' (./run does)")
+    with private_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn(postgres_cluster: PostgresCluster) -> str:
+    """A database of this worker's cluster (tests keep apart by table or project key)."""
+    return postgres_cluster.create_database()
+
+
+@pytest.fixture
+def postgres_store(postgres_dsn: str) -> Iterator[PostgresSessionStore]:
+    """A `PostgresSessionStore` on a table of its own (a fresh, empty store per test)."""
+    from queryloop.session.postgres_store import PostgresSessionStore
+
+    store = PostgresSessionStore(postgres_dsn, table=f"sessions_{uuid.uuid4().hex[:12]}")
+    yield store
+    store.close()

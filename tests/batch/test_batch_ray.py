@@ -190,3 +190,52 @@ def test_queryloop_batch_on_ray_with_a_cost_cap(
     assert [line["task_id"] for line in lines] == ["t00"]
     assert summary.not_started == 5 and summary.done == 1
     assert lines[0]["cost_usd"] > 0
+
+
+class StoreKiller(Killer):
+    """`Killer`, finding the task's recorded Bash call in a PostgreSQL store."""
+
+    def __init__(self, model: BatchModel, tasks: tuple[str, ...], dsn: str) -> None:
+        super().__init__(model, tasks, Path())
+        self.dsn = dsn
+
+    def _tool_call_persisted(self, task: str) -> bool:
+        import psycopg
+
+        with psycopg.connect(self.dsn) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM queryloop_session_entries WHERE entry::text LIKE %s "
+                "AND session_id IN (SELECT session_id FROM queryloop_session_entries "
+                "WHERE entry::text LIKE %s)",
+                ('%"type": "tool_use"%', f"%do task {task}.%"),
+            ).fetchone()
+        return bool(row and row[0])
+
+
+def test_a_ray_retry_resumes_from_a_postgres_store(
+    local_ray: Any, tmp_path: Path, template: Path, postgres_cluster: Any
+) -> None:
+    """`--ray` with `--session-store postgresql://...`: the DSN travels to the workers, and
+    the retry of a task whose worker was killed resumes its session from the database."""
+    dsn = postgres_cluster.create_database()
+    model = BatchModel(tmp_path / "model")
+    model.hold("t01")
+    killer = StoreKiller(model, ("t01",), dsn)
+    with MessagesServer(model) as server:
+        killer.start()
+        try:
+            summary = BatchRun(
+                make_tasks(tmp_path, template)[:2],
+                results_path=tmp_path / "results.jsonl",
+                concurrency=2,
+                agent_options=options(server, tmp_path / "home"),
+                ray_address="local",
+                progress=False,
+                session_store=dsn,
+            ).run()
+        finally:
+            killer.stop.set()
+            killer.join()
+    assert list(killer.killed) == ["t01"]
+    assert (summary.done, summary.failed, summary.resumed) == (2, 0, 1)
+    assert not list((tmp_path / "home").glob("projects/**/*.jsonl"))  # all in the database

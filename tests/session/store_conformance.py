@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -63,9 +64,19 @@ def _sdk_async(request: pytest.FixtureRequest, folder: Path) -> StoreOpener:
     return lambda: SyncStoreAdapter(shared)
 
 
+def _postgres(request: pytest.FixtureRequest, folder: Path) -> StoreOpener:
+    # This worker's private cluster (tests/postgres_support.py); a table per test.
+    dsn = request.getfixturevalue("postgres_dsn")
+    from queryloop.session.postgres_store import PostgresSessionStore
+
+    table = f"sessions_{uuid.uuid4().hex[:12]}"
+    return lambda: PostgresSessionStore(dsn, table=table)
+
+
 STORE_BUILDERS: dict[str, StoreBuilder] = {
     "jsonl": _jsonl,
     "sqlite": _sqlite,
+    "postgres": _postgres,
     "memory": _memory,
     "sdk-async": _sdk_async,
 }

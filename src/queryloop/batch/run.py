@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..session.store import queryloop_home
+from ..session.store_api import SessionStore
 from .executors import DEFAULT_RAY_CPUS, DEFAULT_RAY_RETRIES, run_local, run_on_ray
 from .progress import BatchProgress, BatchSummary
 from .tasks import BatchResult, BatchTask, ResultsFile, read_results
@@ -38,6 +39,7 @@ class BatchRun:
         ray_max_retries: int = DEFAULT_RAY_RETRIES,
         ray_num_cpus: float = DEFAULT_RAY_CPUS,
         progress: bool = True,
+        session_store: str | SessionStore | None = None,
     ) -> None:
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -49,6 +51,10 @@ class BatchRun:
         options = dict(agent_options or {})
         # Workers write transcripts where the driver would: resumable from any of them.
         options.setdefault("home", str(queryloop_home(options.get("home"))))
+        if session_store is not None:
+            # Every worker's Agent writes there, and the runner reads the tasks' state from
+            # there: a task killed on one machine resumes on another (docs/batch.md).
+            options["session_store"] = session_store
         self.agent_options = options
         self.concurrency = concurrency
         self.cost_cap_usd = cost_cap_usd

@@ -80,6 +80,11 @@ def _batch_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="results JSONL (appended)")
     p.add_argument("--concurrency", type=_positive_int, default=4, help="sessions at once")
     p.add_argument("--ray", metavar="ADDRESS", help="run on Ray ('auto', 'local', ray://...)")
+    p.add_argument(
+        "--session-store",
+        metavar="URL",
+        help="keep the tasks' sessions in this store (postgresql://...), shared by all workers",
+    )
     p.add_argument("--cost-cap", type=float, metavar="USD", help="start no task past this cost")
     p.add_argument("--model", help="the default model for tasks that name none")
     p.add_argument("--max-turns", type=_positive_int, help="default max turns per task")
@@ -112,6 +117,7 @@ def batch_command(argv: list[str], out: TextIO) -> int:
         cost_cap_usd=ns.cost_cap,
         ray_address=ns.ray,
         progress=not ns.no_progress,
+        session_store=ns.session_store,
     )
     summary = run.run()
     out.write(summary.render())

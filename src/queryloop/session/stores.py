@@ -152,7 +152,7 @@ def _postgres(dsn: str) -> SessionStore:
     except ImportError as exc:
         raise SessionError(
             f"the PostgreSQL session store cannot be loaded ({exc}); "
-            "install queryloop with psycopg 3 (pip install 'psycopg[binary]')"
+            "install queryloop with psycopg 3 (pip install 'queryloop[postgres]')"
         ) from None
     store: SessionStore = module.PostgresSessionStore(dsn)
     return store
