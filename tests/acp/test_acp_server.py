@@ -26,9 +26,11 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AllowedOutcome,
+    DeniedOutcome,
     FileEditToolCallContent,
     PermissionOption,
     RequestPermissionResponse,
+    SessionConfigOptionSelect,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
@@ -63,6 +65,9 @@ class Editor:
     """Option ids to choose, in order (a question with none left fails the test)."""
     asked: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    asking: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set while a question answered "hold" waits (until `cancelled` is set)."""
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         self.updates.append(update)
@@ -73,6 +78,10 @@ class Editor:
     ) -> RequestPermissionResponse:
         self.asked.append((tool_call, options))
         choice = self.answers.pop(0)
+        if choice == "hold":  # the user has not answered yet; the prompt is cancelled
+            self.asking.set()
+            await self.cancelled.wait()
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=choice)
         )
@@ -298,3 +307,89 @@ async def test_a_malformed_line_gets_an_error_and_the_server_goes_on(world: Worl
     errors = [m for m in world.incoming if "error" in m]
     assert [(m["id"], m["error"]["code"]) for m in errors] == [(None, -32700), (99, -32600)]
     assert session
+
+
+async def test_always_allow_saves_the_rule_as_the_repl_does(world: World) -> None:
+    session = await new_session(world)
+    world.script.turns += [
+        turn(tool_use("Write", {"file_path": "new.txt", "content": "one\n"})),
+        turn(tool_use("Read", {"file_path": "new.txt"})),
+        turn(tool_use("Write", {"file_path": "new.txt", "content": "two\n"})),
+        turn(text("Written twice.")),
+    ]
+    world.editor.answers += ["allow_always"]
+    asked_before = len(world.editor.asked)
+
+    response = await world.conn.prompt(session_id=session, prompt=[text_block("Write new.txt")])
+
+    assert response.stop_reason == "end_turn"
+    assert (world.project / "new.txt").read_text() == "two\n"
+    assert len(world.editor.asked) == asked_before + 1  # the second Write did not ask
+    _, options = world.editor.asked[-1]
+    always = next(o for o in options if o.kind == "allow_always")
+    rule = (always.field_meta or {})["queryloop"]["rule"]
+    saved = json.loads((world.project / ".queryloop" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] == [rule]
+
+
+async def test_sessions_are_listed_resumed_and_forked(world: World) -> None:
+    session = await new_session(world)
+    world.script.turns += [turn(text("First answer."))]
+    await world.conn.prompt(session_id=session, prompt=[text_block("Remember the word kiwi")])
+    world.editor.take()
+
+    listed = await world.conn.list_sessions(cwd=str(world.project))
+    assert session in [s.session_id for s in listed.sessions]
+    assert "Remember the word kiwi" in [s.title for s in listed.sessions]
+
+    forked = await world.conn.fork_session(
+        session_id=session, cwd=str(world.project), mcp_servers=[]
+    )
+    assert forked.session_id != session
+    world.script.turns += [turn(text("Kiwi."))]
+    await world.conn.prompt(session_id=forked.session_id, prompt=[text_block("Which word?")])
+    assert "Remember the word kiwi" in json.dumps(world.server.requests[-1]["messages"])
+
+    resumed = await world.conn.resume_session(
+        session_id=session, cwd=str(world.project), mcp_servers=[]
+    )
+    assert resumed.modes is not None
+    assert not any(isinstance(u, UserMessageChunk) for u in world.editor.take())  # no replay
+
+
+async def test_the_model_is_a_session_option(world: World) -> None:
+    session = await new_session(world)
+    chosen = await world.conn.set_config_option(
+        config_id="model", session_id=session, value="claude-haiku-5-5"
+    )
+    assert chosen is not None
+    model = next(o for o in chosen.config_options if o.id == "model")
+    assert isinstance(model, SessionConfigOptionSelect)
+    assert model.current_value == "claude-haiku-5-5"
+    world.script.turns += [turn(text("From haiku."))]
+    await world.conn.prompt(session_id=session, prompt=[text_block("Hello")])
+    assert world.server.requests[-1]["model"] == "claude-haiku-5-5"
+
+
+async def test_cancel_while_a_question_is_open_refuses_the_call(world: World) -> None:
+    session = await new_session(world)
+    world.script.turns += [
+        turn(tool_use("Write", {"file_path": "held.txt", "content": "no\n"})),
+        turn(text("Fine.")),
+    ]
+    world.editor.answers += ["hold"]
+    running = asyncio.create_task(
+        world.conn.prompt(session_id=session, prompt=[text_block("Write held.txt")])
+    )
+    await asyncio.wait_for(world.editor.asking.wait(), 30)
+
+    await world.conn.cancel(session_id=session)
+    world.editor.cancelled.set()  # as the protocol asks of a client that cancels
+
+    assert (await asyncio.wait_for(running, 30)).stop_reason == "cancelled"
+    assert not (world.project / "held.txt").exists()
+    updates = world.editor.take()
+    assert [u.status for u in updates if isinstance(u, ToolCallProgress)] == ["failed"]
+    again = await world.conn.prompt(session_id=session, prompt=[text_block("Never mind")])
+    assert again.stop_reason == "end_turn"
+    assert world.server.violations[-1] == []
