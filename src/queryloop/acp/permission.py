@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +98,3 @@ def _tool_call(tool: str, input: Mapping[str, Any], request: PermissionRequest) 
         raw_input=raw(dict(input)),
         field_meta={"queryloop": {"reason": reason}} if reason else None,
     )
-
-
-PermissionCallback = Callable[[str, Mapping[str, Any], Any], Awaitable[Any]]

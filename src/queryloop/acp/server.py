@@ -171,10 +171,10 @@ class QueryloopAcpAgent:
         **kwargs: Any,
     ) -> ForkSessionResponse:
         """A new session that starts from a stored one's conversation."""
-        from ..session import find_session, load_transcript
+        from ..session import load_transcript
 
         folder = _folder(cwd)
-        loaded = load_transcript(_stored(find_session, session_id, folder))
+        loaded = load_transcript(_stored(session_id, folder))
         spec = AgentSpec(folder, history=tuple(loaded.messages), mcp_servers=_servers(mcp_servers))
         session = await self._open(spec)
         return ForkSessionResponse(
@@ -273,10 +273,8 @@ class QueryloopAcpAgent:
     async def _resume(
         self, cwd: str, session_id: str, servers: list[McpServer] | None
     ) -> AcpSession:
-        from ..session import find_session
-
         folder = _folder(cwd)
-        _stored(find_session, session_id, folder)  # a wrong id fails before anything starts
+        _stored(session_id, folder)  # a wrong id fails before anything starts
         return await self._open(AgentSpec(folder, resume=session_id, mcp_servers=_servers(servers)))
 
     def _session(self, session_id: str) -> AcpSession:
@@ -307,14 +305,14 @@ def _servers(servers: list[McpServer] | None) -> dict[str, dict[str, Any]]:
     return mcp_servers(servers or [])
 
 
-def _stored(find: Any, session_id: str, folder: Path) -> Path:
-    from ..session import SessionError
+def _stored(session_id: str, folder: Path) -> Path:
+    """The transcript of a stored session; "resource not found" when there is none."""
+    from ..session import SessionError, find_session
 
     try:
-        path: Path = find(session_id, folder)
+        return find_session(session_id, folder)
     except SessionError as exc:
         raise RequestError.resource_not_found(session_id) from exc
-    return path
 
 
 def serve(host: AcpHost) -> int:
