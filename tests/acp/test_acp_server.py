@@ -349,6 +349,13 @@ async def test_sessions_are_listed_resumed_and_forked(world: World) -> None:
     world.script.turns += [turn(text("Kiwi."))]
     await world.conn.prompt(session_id=forked.session_id, prompt=[text_block("Which word?")])
     assert "Remember the word kiwi" in json.dumps(world.server.requests[-1]["messages"])
+    world.editor.take()
+    # The fork is a session of its own on disk: loading it shows the history it started from.
+    await world.conn.load_session(
+        cwd=str(world.project), session_id=forked.session_id, mcp_servers=[]
+    )
+    replayed = [u.content.text for u in world.editor.take() if isinstance(u, UserMessageChunk)]
+    assert replayed == ["Remember the word kiwi", "Which word?"]
 
     resumed = await world.conn.resume_session(
         session_id=session, cwd=str(world.project), mcp_servers=[]

@@ -8,14 +8,13 @@ build the same Agent from the same options.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from ..messages.types import Message
     from ..permissions import PermissionRequest
 
 
@@ -29,8 +28,6 @@ class AgentSpec:
     """A model chosen in the editor (`session/set_config_option`); None: the options'."""
     resume: str | None = None
     """A stored session's id to continue (`session/load`, `session/resume`)."""
-    history: Sequence[Message] = ()
-    """The messages a new session starts from (`session/fork`)."""
     mcp_servers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """The client's MCP servers, in `.mcp.json` shape; they join the project's own."""
 

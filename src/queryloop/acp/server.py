@@ -175,8 +175,8 @@ class QueryloopAcpAgent:
 
         folder = _folder(cwd)
         loaded = load_transcript(_stored(session_id, folder))
-        spec = AgentSpec(folder, history=tuple(loaded.messages), mcp_servers=_servers(mcp_servers))
-        session = await self._open(spec)
+        session = await self._open(AgentSpec(folder, mcp_servers=_servers(mcp_servers)))
+        session.adopt(loaded.messages)
         return ForkSessionResponse(
             session_id=session.session_id,
             modes=session.modes(),

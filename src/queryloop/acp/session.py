@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from acp.interfaces import Client
 
     from ..agent import Agent
+    from ..messages.types import Message
 
 log = logging.getLogger("queryloop.acp")
 
@@ -134,6 +135,12 @@ class AcpSession:
         loop = asyncio.get_running_loop()
         self._hard_cancel = loop.call_later(HARD_CANCEL_S, task.cancel)
 
+    def adopt(self, messages: Sequence[Message]) -> None:
+        """Start from another session's conversation (`session/fork`): its messages become
+        this session's, written to its own transcript, so a later load finds them."""
+        for message in messages:
+            self.agent.session.append(message)
+
     async def replay(self) -> None:
         """Send the stored conversation as updates (`session/load`)."""
         replayer = UpdateMapper(self.spec.cwd, echo_user=True)
@@ -187,7 +194,7 @@ class AcpSession:
                 {"details": "a prompt is running: change the model when it has ended"}
             )
         mode = self.agent.permission_mode
-        spec = replace(self.spec, model=model, resume=self.session_id, history=())
+        spec = replace(self.spec, model=model, resume=self.session_id)
         await self.agent.aclose()
         self.spec, self.agent = spec, self._make_agent(spec)
         await self.start()

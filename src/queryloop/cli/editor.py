@@ -34,8 +34,6 @@ def run_acp(options: CliOptions) -> int:
         )
         if spec.mcp_servers:
             extra["mcp_servers"] = dict(spec.mcp_servers)
-        if spec.history:
-            extra["history"] = tuple(spec.history)
         return make_agent(wanted, **extra)
 
     host = AcpHost(
