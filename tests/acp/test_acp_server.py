@@ -212,7 +212,12 @@ async def test_a_prompt_streams_text_tool_calls_diffs_the_plan_and_asks_both_way
     assert isinstance(diff, FileEditToolCallContent)
     assert (diff.old_text, diff.new_text) == ("old line", "new line")
     ends = {u.tool_call_id: u.status for u in updates if isinstance(u, ToolCallProgress)}
-    assert ends[edit.tool_call_id] == "completed"
+    edit_statuses = [
+        u.status
+        for u in updates
+        if isinstance(u, ToolCallProgress) and u.tool_call_id == edit.tool_call_id
+    ]
+    assert edit_statuses == ["in_progress", "completed"]  # allowed, then done
     assert ends[starts["Write"].tool_call_id] == "failed"
     assert (world.project / "a.txt").read_text() == "new line\n"  # allowed
     assert not (world.project / "b.txt").exists()  # rejected

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
+from acp.schema import AllowedOutcome, PermissionOption, ToolCallProgress, ToolCallUpdate
 
 from .host import AcpHost
 from .tool_calls import raw, tool_info
@@ -71,10 +71,23 @@ class PermissionBridge:
         if not isinstance(outcome, AllowedOutcome):
             self.on_cancelled()
             return False
+        if outcome.option_id not in (ALLOW_ONCE, ALLOW_ALWAYS):
+            return False
+        await self._running(request)
         if outcome.option_id == ALLOW_ALWAYS and rule is not None:
             self._save(request, rule)
             return PermissionAllow(remember=True)
-        return outcome.option_id in (ALLOW_ONCE, ALLOW_ALWAYS)
+        return True
+
+    async def _running(self, request: PermissionRequest) -> None:
+        """An allowed call runs now: its status goes from pending to in_progress."""
+        if request.tool_use_id:
+            update = ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=request.tool_use_id,
+                status="in_progress",
+            )
+            await self.client.session_update(session_id=self.session_id(), update=update)
 
     def _save(self, request: PermissionRequest, rule: str) -> None:
         try:
