@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -38,6 +38,8 @@ subcommands:
   queryloop report [SESSION]   write a session's report: one self-contained HTML page
   queryloop batch TASKS.jsonl --out RESULTS.jsonl [--concurrency N] [--ray ADDRESS]
                                run many sessions, resumable (see docs/batch.md)
+  queryloop acp [OPTIONS]      serve editors over the Agent Client Protocol on stdio
+                               (Zed, JetBrains, Neovim; see docs/acp.md)
   queryloop COMMAND --help     a subcommand's own options
 
 environment:
@@ -216,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: list[str]) -> CliOptions | None:
     """Parse `argv`. Returns None for --version (handled by the caller)."""
+    if argv and argv[0] == "acp":
+        # The editor's agent takes the session options (--model, --permission-mode, ...).
+        ns = build_parser().parse_args(argv[1:])
+        return replace(_to_options(ns), command="acp")
     if argv and argv[0] in SUBCOMMANDS:
         return _subcommand(argv)
     ns = build_parser().parse_args(argv)

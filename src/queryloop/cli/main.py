@@ -93,6 +93,10 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
 
         target = Path(options.command_args[0]) if options.command_args else options.cwd
         return trust_folder(target, stdout)
+    if options.command == "acp":
+        from .editor import run_acp
+
+        return run_acp(options)
     if options.trust:
         # --trust records the trust, as `queryloop trust` does, then runs trusted.
         from ..config.trust import trust_folder as record_trust
