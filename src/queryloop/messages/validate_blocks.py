@@ -2,7 +2,8 @@
 
 Every block type the Messages API accepts in a request is known here (`KNOWN_BLOCK_TYPES`,
 the request content-block union of the API, beta features included); the API rejects any
-other type, and so does the validator. Server-tool blocks are known but not judged further.
+other type, and so does the validator. Of the server-tool blocks, web search's are checked
+(`validate_server`); the others are known but not judged further.
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .validate_server import check_server_block
 from .violation import Violation
 
 USER_ONLY = frozenset({"tool_result"})
-ASSISTANT_ONLY = frozenset({"tool_use", "thinking", "redacted_thinking"})
+ASSISTANT_ONLY = frozenset(
+    {"tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result"}
+)
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 RESULT_PARTS = frozenset(
     {"text", "image", "document", "search_result", "tool_reference", "browser_state"}
@@ -228,6 +232,8 @@ _CHECKERS: dict[str, Callable[[Mapping[str, Any], str, Out], None]] = {
     "tool_result": _tool_result,
     "image": _image,
     "document": _document,
+    "server_tool_use": check_server_block,
+    "web_search_tool_result": check_server_block,
 }
 
 

@@ -22,6 +22,7 @@ from .validate_blocks import (
     check_system_message_block,
 )
 from .validate_model import UNKNOWN_MODEL, ModelRules
+from .validate_server import check_server_pairing
 from .violation import Violation, warning
 
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
@@ -146,6 +147,7 @@ def validate_messages(
         )
     _check_tool_ids_unique(turns, out)
     _check_pairing(turns, out)
+    check_server_pairing([(t.role, t.blocks) for t in turns], out)
     _check_assistant_turns(turns, out, mode, model)
     if mode is ThinkingType.ENABLED:
         _check_final_turn_thinking(turns, out)

@@ -34,9 +34,18 @@ from .script import (
 )
 from .scripted import ScriptedProvider
 from .server import MessagesServer, RecordedRequest
+from .server_tools import (
+    CitedTextPart,
+    ServerToolUsePart,
+    WebSearchResultPart,
+    cited_text,
+    hit,
+    web_search,
+)
 from .tokens import count_input_tokens, estimate_tokens, without_cache_control
 
 __all__ = [
+    "CitedTextPart",
     "Fault",
     "MessagesServer",
     "RecordedRequest",
@@ -44,13 +53,17 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedModel",
     "ScriptedProvider",
+    "ServerToolUsePart",
     "TextPart",
     "ThinkingPart",
     "ToolUsePart",
     "Turn",
+    "WebSearchResultPart",
+    "cited_text",
     "count_input_tokens",
     "cut_stream",
     "estimate_tokens",
+    "hit",
     "http_error",
     "overloaded",
     "overloaded_mid_stream",
@@ -62,5 +75,6 @@ __all__ = [
     "thinking",
     "tool_use",
     "turn",
+    "web_search",
     "without_cache_control",
 ]
