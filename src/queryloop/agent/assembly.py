@@ -59,8 +59,15 @@ from .assembly_model import (
     build_output_limits,
     build_thinking,
     build_tool_use_summarizer,
+    build_web_models,
+    has_web_search,
 )
-from .assembly_tools import build_checkpoints, build_tool_context, build_tools
+from .assembly_tools import (
+    build_checkpoints,
+    build_tool_context,
+    build_tools,
+    web_search_notices,
+)
 from .attachments import SessionAttachments
 from .options import AgentOptions
 from .runtime import Notices, Runtime
@@ -128,8 +135,11 @@ async def assemble(
         skills,
         compact_config.context_window,
         session_id=lambda: session.session_id,  # a new one after /clear
+        web_search=has_web_search(model),
     )
     permission_context = build_permission_context(options, workspace, home, sandbox)
+    for notice in web_search_notices(permission_context.rules, offered=has_web_search(model)):
+        notices.add(notice)
     hooks = build_hooks(options, workspace, session, permission_context, notices, model, telemetry)
     permission = build_permission(options, permission_context, hooks)
     session_context = build_session_context(options, workspace, home)
@@ -159,6 +169,7 @@ async def assemble(
         loaded_tools=session.loaded_tools,
         exec_guard=build_exec_guard(permission_context, notices),
         hidden_paths=ReadDenials(permission_context),
+        web=build_web_models(options, model, session, telemetry),
     )  # fmt: skip
     checkpoints = build_checkpoints(tool_context)
     main = build_thread(

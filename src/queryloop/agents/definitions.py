@@ -278,10 +278,43 @@ def load_agents(
     return LoadedAgents(tuple(by_name.values()), tuple(notices))
 
 
+@dataclass(frozen=True)
+class ToolNames:
+    """The tools a session offers, to check the names agent definitions list against: a
+    name no tool has is named in a notice (the agent gets the tools it names that exist,
+    as in Claude Code); MCP tools (`mcp__…`) are not checked, as their servers may connect
+    later. `unavailable` says why a known tool is missing here (WebSearch without the
+    Messages API)."""
+
+    names: frozenset[str]
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+
+    def notices(self, definitions: Iterable[AgentDefinition]) -> list[str]:
+        """One notice per definition that lists tools this session does not have."""
+        out = []
+        for definition in definitions:
+            listed = [n.split("(", 1)[0].strip() for n in definition.tools or ()]
+            missing = [
+                n for n in listed if n not in self.names and n != "*" and not n.startswith("mcp__")
+            ]
+            if missing:
+                out.append(self._notice(definition, missing))
+        return out
+
+    def _notice(self, definition: AgentDefinition, missing: list[str]) -> str:
+        where = f" ({definition.path})" if definition.path is not None else ""
+        why = "; ".join(self.unavailable.get(n, f"no tool is called {n}") for n in missing)
+        return (
+            f"agent {definition.name}{where}: its tools list names {', '.join(missing)}, which "
+            f"this session does not offer ({why}); the agent gets the other tools it lists"
+        )
+
+
 class AgentCatalog:
     """A session's agent types, re-read when a prompt starts (`refresh`), so agent files
     added or removed mid-session are announced by the agent-listing delta. Notices about a
-    file are given once."""
+    file are given once; with `tools`, so are tool names an agent lists that the session
+    does not offer."""
 
     def __init__(
         self,
@@ -292,8 +325,10 @@ class AgentCatalog:
         extra: Sequence[AgentDefinition] = (),
         on_notice: Callable[[str], None] | None = None,
         sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
+        tools: ToolNames | None = None,
     ) -> None:
         self.cwd = cwd
+        self.tools = tools
         self.user_home = user_home
         self.trusted = trusted
         self.sources = sources
@@ -312,7 +347,8 @@ class AgentCatalog:
             extra=self.extra,
             sources=self.sources,
         )
-        for notice in loaded.notices:
+        found = [*loaded.notices, *(self.tools.notices(loaded.definitions) if self.tools else ())]
+        for notice in found:
             if notice not in self._told:
                 self._told.add(notice)
                 if self.on_notice is not None:

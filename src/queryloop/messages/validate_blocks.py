@@ -55,7 +55,10 @@ and `BetaContentBlockParam` unions, which are generated from the API's schema)."
 SERVER_RESULT_TYPES = frozenset(
     t for t in KNOWN_BLOCK_TYPES if t.endswith("_tool_result") and t != "mcp_tool_result"
 )
-"""Results of server tools: an assistant turn ending in one is paused, not a prefill."""
+"""Results of server tools (each answers a `server_tool_use` in the same assistant turn)."""
+PAUSED_TURN_TYPES = frozenset({"server_tool_use", *SERVER_RESULT_TYPES})
+"""A final assistant turn holding one of these is a server tool's paused turn (the API's
+`pause_turn`), sent back to be continued: not a prefill."""
 IMAGE_MEDIA = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 CACHE_TTLS = frozenset({"5m", "1h"})
 

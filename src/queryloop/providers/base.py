@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ..abort import AbortSignal
-from ..messages.api_types import ApiMessage, ApiSystemBlock, ApiTool
+from ..messages.api_types import ApiMessage, ApiServerTool, ApiSystemBlock, ApiTool
 from ..messages.blocks import AssistantContentBlock
 from ..messages.usage import Usage
 from .errors import ProviderError
@@ -26,7 +26,8 @@ class ModelRequest:
     messages: Sequence[ApiMessage]
     max_tokens: int
     system: Sequence[ApiSystemBlock] = ()
-    tools: Sequence[ApiTool] = ()
+    tools: Sequence[ApiTool | ApiServerTool] = ()
+    """Client tools, and server tools the API runs (WebSearch's side request)."""
     thinking: Mapping[str, Any] | None = None
     temperature: float | None = None
     tool_choice: Mapping[str, Any] | None = None
