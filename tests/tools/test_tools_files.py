@@ -261,6 +261,8 @@ def test_builtin_tools_are_fresh_and_named_like_claude_code() -> None:
         "Agent",
         "TaskOutput",
         "TaskStop",
+        "WebFetch",
+        "WebSearch",
     ]
     assert all(a is not b for a, b in zip(first, second, strict=True))
     for t in first:
@@ -268,7 +270,7 @@ def test_builtin_tools_are_fresh_and_named_like_claude_code() -> None:
         assert schema["type"] == "object" and t.description
         assert all("title" not in p for p in schema["properties"].values())
     safe = {t.name for t in first if t.is_concurrency_safe(None)}
-    assert safe == {"Glob", "Grep", "LS", "Read", "Agent", "TaskOutput"}
+    assert safe == {"Glob", "Grep", "LS", "Read", "Agent", "TaskOutput", "WebFetch", "WebSearch"}
     assert [t.name for t in builtin_tools()] == [n for n in names if n != "Agent"]
     assert [t.name for t in builtin_tools(["Task", "Read"], provided=[AgentTool()])] == [
         "Read",

@@ -3,8 +3,9 @@
 A server tool (web search) is called and answered inside one assistant turn: the model's
 `server_tool_use` and the server's `web_search_tool_result` both sit in the assistant
 message, so the result must follow its call in that turn, and no tool_result of ours
-answers it. Only the last assistant turn may hold a call without its result: a response that
-stopped with `pause_turn` is sent back as it is and the server goes on from there.
+answers it. Only an assistant turn that ends the array may hold a call without its result:
+a response that stopped with `pause_turn` is sent back as it is and the server goes on from
+there.
 """
 
 from __future__ import annotations
@@ -59,13 +60,11 @@ def check_server_block(block: Mapping[str, Any], path: str, out: Out) -> None:
 
 def check_server_pairing(turns: Sequence[tuple[str, Blocks]], out: Out) -> None:
     """Each server tool result follows its call in the same assistant turn; every call but
-    those of the last turn (a paused response) has its result there."""
-    last_assistant = max(
-        (k for k, (role, _) in enumerate(turns) if role == "assistant"), default=-1
-    )
+    those of an assistant turn that ends the array (a paused response) has its result
+    there."""
     for k, (role, blocks) in enumerate(turns):
         if role == "assistant":
-            _check_turn(blocks, out, paused_allowed=k == last_assistant)
+            _check_turn(blocks, out, paused_allowed=k == len(turns) - 1)
 
 
 def _check_turn(blocks: Blocks, out: Out, *, paused_allowed: bool) -> None:

@@ -56,6 +56,8 @@ MAX_USES = 8
 MAX_REQUESTS = 4
 """Requests per call: the first and up to three continuations of a paused turn."""
 SEARCH_SYSTEM = "You are an assistant for performing a web search tool use"
+NO_THINKING = {"type": "disabled"}
+"""Claude Code's search request does not think (a model that thinks by default would)."""
 QUERY_PREFIX = "Perform a web search for the query: "
 """Claude Code's wording; gateways that run the search themselves recognise it."""
 
@@ -114,8 +116,9 @@ class WebSearchTool(BaseTool[WebSearchInput]):
                 model=search.model,
                 max_tokens=MAX_ANSWER_TOKENS,
                 system=[{"type": "text", "text": SEARCH_SYSTEM}],
-                messages=normalize_messages_for_api(history, [dict(tool)], thinking=None),
+                messages=normalize_messages_for_api(history, [dict(tool)], thinking=NO_THINKING),
                 tools=[tool],
+                thinking=NO_THINKING,
             )
             response = await complete(search.provider, request, ctx.abort)
             usage = usage + response.usage
