@@ -8,6 +8,8 @@ from typing import Any
 
 from queryloop.compact.tokens import estimate_message_tokens
 from queryloop.messages import (
+    AssistantMessage,
+    Message,
     ServerToolUseBlock,
     TextBlock,
     WebSearchResult,
@@ -56,7 +58,7 @@ def errors(body: dict[str, Any], model: ModelRules | None = None) -> list[str]:
 def test_the_blocks_survive_a_transcript_round_trip_unchanged() -> None:
     message = assistant_message([CALL, HITS, ANSWER], stop_reason="end_turn")
     again = message_from_dict(message_to_dict(message))
-    assert again.content == message.content
+    assert isinstance(again, AssistantMessage) and again.content == message.content
     error = WebSearchToolResultBlock(tool_use_id="srvtoolu_02", error_code="max_uses_exceeded")
     wire = block_to_api(error)
     assert wire["content"] == {
@@ -67,7 +69,10 @@ def test_the_blocks_survive_a_transcript_round_trip_unchanged() -> None:
 
 
 def test_a_paused_turn_goes_back_unchanged_even_where_prefill_is_refused() -> None:
-    history = [user_message("Search."), assistant_message([CALL, HITS], stop_reason="pause_turn")]
+    history: list[Message] = [
+        user_message("Search."),
+        assistant_message([CALL, HITS], stop_reason="pause_turn"),
+    ]
     for thinking in ("disabled", "enabled"):
         messages = normalize_messages_for_api(history, thinking={"type": thinking}, prefill=False)
         assert messages[-1] == {
@@ -77,7 +82,7 @@ def test_a_paused_turn_goes_back_unchanged_even_where_prefill_is_refused() -> No
     body = request(normalize_messages_for_api(history, prefill=False))
     assert errors(body, NO_PREFILL) == []
     # A finished answer that ends the array is not paused: it still needs a user turn after it.
-    done = [user_message("Hi."), assistant_message("Hello.")]
+    done: list[Message] = [user_message("Hi."), assistant_message("Hello.")]
     assert normalize_messages_for_api(done, prefill=False)[-1]["role"] == "user"
 
 

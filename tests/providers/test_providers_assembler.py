@@ -144,7 +144,11 @@ def test_web_search_blocks_and_citations_are_kept_as_the_api_streams_them() -> N
     asm.feed(_delta(0, {"type": "input_json_delta", "partial_json": '{"query": '}))
     asm.feed(_delta(0, {"type": "input_json_delta", "partial_json": '"a"}'}))
     asm.feed(_stop(0))
-    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [hit]}
+    result: dict[str, object] = {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [hit],
+    }
     asm.feed(_block(1, result))
     asm.feed(_stop(1))
     asm.feed(_block(2, {"type": "text", "text": ""}))
