@@ -12,6 +12,7 @@ from queryloop.messages import (
     Message,
     ServerToolUseBlock,
     TextBlock,
+    ThinkingBlock,
     WebSearchResult,
     WebSearchToolResultBlock,
     assistant_message,
@@ -73,13 +74,19 @@ def test_a_paused_turn_goes_back_unchanged_even_where_prefill_is_refused() -> No
         user_message("Search."),
         assistant_message([CALL, HITS], stop_reason="pause_turn"),
     ]
-    for thinking in ("disabled", "enabled"):
-        messages = normalize_messages_for_api(history, thinking={"type": thinking}, prefill=False)
-        assert messages[-1] == {
-            "role": "assistant",
-            "content": [block_to_api(CALL), block_to_api(HITS)],
-        }
-    body = request(normalize_messages_for_api(history, prefill=False))
+    messages = normalize_messages_for_api(history, thinking={"type": "disabled"}, prefill=False)
+    assert messages[-1] == {
+        "role": "assistant",
+        "content": [block_to_api(CALL), block_to_api(HITS)],
+    }
+    assert errors(request(messages), NO_PREFILL) == []
+    # With thinking on, the paused response starts with its thinking, and goes back whole.
+    thought = ThinkingBlock("Searching.", signature="sig")
+    history[-1] = assistant_message([thought, CALL, HITS], stop_reason="pause_turn")
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+    messages = normalize_messages_for_api(history, thinking=thinking, prefill=False)
+    assert messages[-1]["content"] == [block_to_api(b) for b in (thought, CALL, HITS)]
+    body = {**request(messages), "thinking": thinking, "max_tokens": 2048}
     assert errors(body, NO_PREFILL) == []
     # A finished answer that ends the array is not paused: it still needs a user turn after it.
     done: list[Message] = [user_message("Hi."), assistant_message("Hello.")]
