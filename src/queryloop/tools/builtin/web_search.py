@@ -43,8 +43,8 @@ from ..base import (
     ToolProgress,
     ToolResult,
 )
+from ..services import SideModel
 from ._common import StrictInput, field_of
-from .web_fetch import MAX_ANSWER_TOKENS
 
 PURPOSE = "web_search"
 """The side request's purpose in the session's usage records."""
@@ -53,6 +53,8 @@ WEB_SEARCH_TOOL_TYPE = "web_search_20250305"
 search (the newer `web_search_20260209`/`20260318` add dynamic filtering on recent models)."""
 MAX_USES = 8
 """Searches the server may run per request (Claude Code's `max_uses`)."""
+MAX_SEARCH_TOKENS = 8_192
+"""The side request's output limit: the model's short summary of what it found."""
 MAX_REQUESTS = 4
 """Requests per call: the first and up to three continuations of a paused turn."""
 SEARCH_SYSTEM = "You are an assistant for performing a web search tool use"
@@ -108,24 +110,7 @@ class WebSearchTool(BaseTool[WebSearchInput]):
             raise ToolError("WebSearch is not available with this model provider.")
         started = time.monotonic()
         tool = server_tool(input.allowed_domains, input.blocked_domains)
-        history: list[Message] = [user_message(QUERY_PREFIX + input.query)]
-        blocks: list[AssistantContentBlock] = []
-        usage = Usage()
-        for _ in range(MAX_REQUESTS):
-            request = ModelRequest(
-                model=search.model,
-                max_tokens=MAX_ANSWER_TOKENS,
-                system=[{"type": "text", "text": SEARCH_SYSTEM}],
-                messages=normalize_messages_for_api(history, [dict(tool)], thinking=NO_THINKING),
-                tools=[tool],
-                thinking=NO_THINKING,
-            )
-            response = await complete(search.provider, request, ctx.abort)
-            usage = usage + response.usage
-            blocks.extend(response.content)
-            if response.stop_reason != "pause_turn":
-                break
-            history.append(assistant_message(response.content, stop_reason="pause_turn"))
+        blocks, usage = await run_search(search, tool, input.query, ctx)
         text, failed = format_results(input.query, blocks)
         data = {
             "query": input.query,
@@ -133,6 +118,32 @@ class WebSearchTool(BaseTool[WebSearchInput]):
             "durationSeconds": round(time.monotonic() - started, 3),
         }
         yield ToolResult(content=text, is_error=failed, data=data)
+
+
+async def run_search(
+    search: SideModel, tool: ApiServerTool, query: str, ctx: ToolContext
+) -> tuple[list[AssistantContentBlock], Usage]:
+    """The side conversation: the query, then the paused turn sent back while the server
+    pauses (at most `MAX_REQUESTS` requests). Every response's blocks, and their usage."""
+    history: list[Message] = [user_message(QUERY_PREFIX + query)]
+    blocks: list[AssistantContentBlock] = []
+    usage = Usage()
+    for _ in range(MAX_REQUESTS):
+        request = ModelRequest(
+            model=search.model,
+            max_tokens=MAX_SEARCH_TOKENS,
+            system=[{"type": "text", "text": SEARCH_SYSTEM}],
+            messages=normalize_messages_for_api(history, [dict(tool)], thinking=NO_THINKING),
+            tools=[tool],
+            thinking=NO_THINKING,
+        )
+        response = await complete(search.provider, request, ctx.abort)
+        usage = usage + response.usage
+        blocks.extend(response.content)
+        if response.stop_reason != "pause_turn":
+            break
+        history.append(assistant_message(response.content, stop_reason="pause_turn"))
+    return blocks, usage
 
 
 def server_tool(allowed: Sequence[str] | None, blocked: Sequence[str] | None) -> ApiServerTool:
