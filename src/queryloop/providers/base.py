@@ -26,8 +26,7 @@ class ModelRequest:
     messages: Sequence[ApiMessage]
     max_tokens: int
     system: Sequence[ApiSystemBlock] = ()
-    tools: Sequence[ApiTool | ApiServerTool] = ()
-    """Client tools, and server tools the API runs (WebSearch's side request)."""
+    tools: Sequence[ApiTool] = ()
     thinking: Mapping[str, Any] | None = None
     temperature: float | None = None
     tool_choice: Mapping[str, Any] | None = None
@@ -39,6 +38,9 @@ class ModelRequest:
     """Anthropic server-side context editing (for example clearing old tool results)."""
     betas: Sequence[str] = ()
     extra_body: Mapping[str, Any] = field(default_factory=dict)
+    server_tools: Sequence[ApiServerTool] = ()
+    """Tools the API runs itself (the web search of WebSearch's side request), sent after
+    `tools` in the request's tools array; only the Messages API has them."""
 
     def to_body(self) -> dict[str, Any]:
         """The Messages API request body (without `stream`)."""
@@ -49,8 +51,8 @@ class ModelRequest:
         }
         if self.system:
             body["system"] = list(self.system)
-        if self.tools:
-            body["tools"] = list(self.tools)
+        if self.tools or self.server_tools:
+            body["tools"] = [*self.tools, *self.server_tools]
         if self.thinking is not None:
             body["thinking"] = dict(self.thinking)
         if self.temperature is not None:

@@ -134,7 +134,7 @@ async def run_search(
             max_tokens=MAX_SEARCH_TOKENS,
             system=[{"type": "text", "text": SEARCH_SYSTEM}],
             messages=normalize_messages_for_api(history, [dict(tool)], thinking=NO_THINKING),
-            tools=[tool],
+            server_tools=[tool],
             thinking=NO_THINKING,
         )
         response = await complete(search.provider, request, ctx.abort)
