@@ -290,23 +290,20 @@ class ToolNames:
     unavailable: Mapping[str, str] = field(default_factory=dict)
 
     def notices(self, definitions: Iterable[AgentDefinition]) -> list[str]:
-        """One notice per definition that lists tools this session does not have."""
-        out = []
+        """One notice per tool name that some definitions list and the session lacks,
+        naming those agents (a project's many agents listing one missing tool: one notice)."""
+        listing: dict[str, list[str]] = {}
         for definition in definitions:
-            listed = [n.split("(", 1)[0].strip() for n in definition.tools or ()]
-            missing = [
-                n for n in listed if n not in self.names and n != "*" and not n.startswith("mcp__")
-            ]
-            if missing:
-                out.append(self._notice(definition, missing))
-        return out
+            for name in dict.fromkeys(n.split("(", 1)[0].strip() for n in definition.tools or ()):
+                if name not in self.names and name != "*" and not name.startswith("mcp__"):
+                    listing.setdefault(name, []).append(definition.name)
+        return [self._notice(name, agents) for name, agents in listing.items()]
 
-    def _notice(self, definition: AgentDefinition, missing: list[str]) -> str:
-        where = f" ({definition.path})" if definition.path is not None else ""
-        why = "; ".join(self.unavailable.get(n, f"no tool is called {n}") for n in missing)
+    def _notice(self, name: str, agents: list[str]) -> str:
+        why = self.unavailable.get(name, f"no tool is called {name}")
         return (
-            f"agent {definition.name}{where}: its tools list names {', '.join(missing)}, which "
-            f"this session does not offer ({why}); the agent gets the other tools it lists"
+            f"{name} is in the tools of agent(s) {', '.join(agents)}, but this session does not "
+            f"offer it ({why}); they get the other tools they list"
         )
 
 
