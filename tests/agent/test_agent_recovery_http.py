@@ -65,7 +65,7 @@ async def test_prompt_too_long_is_recovered_by_reactive_compact(tmp_path: Path) 
         return turn(text("Done; the codeword is PELICAN-42."))
 
     big = "x" * 4000
-    with MessagesServer(model, context_window=6_000) as server:
+    with MessagesServer(model, context_window=6_500) as server:
         agent = agent_for(server, tmp_path, history=_long_history(big))
         transitions, terminal = await run(agent, "What is the codeword?")
         await agent.aclose()

@@ -14,6 +14,7 @@ from queryloop.messages import (
     Message,
     ProgressMessage,
     RedactedThinkingBlock,
+    ServerToolUseBlock,
     SystemMessage,
     SystemSubtype,
     TextBlock,
@@ -23,6 +24,8 @@ from queryloop.messages import (
     ToolUseBlock,
     ToolUseSummaryMessage,
     UserMessage,
+    WebSearchResult,
+    WebSearchToolResultBlock,
 )
 from queryloop.messages.blocks import AssistantContentBlock, UserContentBlock
 
@@ -65,6 +68,14 @@ LATE_THINKING: list[AssistantContentBlock] = [
 ]
 
 
+SEARCH: list[AssistantContentBlock] = [
+    ServerToolUseBlock(id="srvtoolu_1", name="web_search", input={"query": "q"}),
+    WebSearchToolResultBlock(
+        tool_use_id="srvtoolu_1", results=(WebSearchResult("https://a.org/", "A", "EqC"),)
+    ),
+]
+
+
 @st.composite
 def assistant_blocks(draw: st.DrawFn) -> list[AssistantContentBlock]:
     """Blocks of one model response, thinking first when present (as the API sends them)."""
@@ -72,8 +83,11 @@ def assistant_blocks(draw: st.DrawFn) -> list[AssistantContentBlock]:
         draw(st.sampled_from(THINKING)) for _ in range(draw(st.integers(0, 2)))
     ]
     for _ in range(draw(st.integers(0, 3))):
-        choice = draw(st.integers(0, len(TOOL_IDS) + 1))
-        if choice < len(TOOL_IDS):
+        choice = draw(st.integers(0, len(TOOL_IDS) + 2))
+        if choice == len(TOOL_IDS) + 2:
+            # A web search the server ran: its call and result, both in the response.
+            blocks.extend(SEARCH)
+        elif choice < len(TOOL_IDS):
             tid = TOOL_IDS[choice]
             blocks.append(
                 ToolUseBlock(id=tid, name="Read" if choice % 2 else "Bash", input={"a": 1})

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from queryloop.messages.blocks import TextBlock, ThinkingBlock, ToolUseBlock
+from queryloop.messages.blocks import TextBlock, ThinkingBlock, ToolUseBlock, block_to_api
 from queryloop.providers.assembler import StreamAssembler
 from queryloop.providers.base import (
     BlockComplete,
@@ -123,11 +123,52 @@ def test_ping_unknown_events_and_unknown_blocks_are_ignored() -> None:
     asm.feed(_start())
     assert asm.feed({"type": "ping"}) == []
     assert asm.feed({"type": "some_future_event"}) == []
-    assert asm.feed(_block(0, {"type": "server_tool_use", "id": "srv", "name": "web"})) == []
+    assert asm.feed(_block(0, {"type": "mcp_tool_use", "id": "srv", "name": "web"})) == []
     assert asm.feed(_delta(0, {"type": "input_json_delta", "partial_json": "{}"})) == []
     assert asm.feed(_stop(0)) == []
     asm.feed({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}})
     assert asm.feed({"type": "message_stop"})[0].response.content == ()  # type: ignore[union-attr]
+
+
+def test_web_search_blocks_and_citations_are_kept_as_the_api_streams_them() -> None:
+    hit = {
+        "type": "web_search_result",
+        "url": "https://a.org/",
+        "title": "A",
+        "encrypted_content": "E",
+    }
+    cite = {"type": "web_search_result_location", "url": "https://a.org/", "cited_text": "x"}
+    asm = StreamAssembler()
+    asm.feed(_start())
+    asm.feed(_block(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}))
+    asm.feed(_delta(0, {"type": "input_json_delta", "partial_json": '{"query": '}))
+    asm.feed(_delta(0, {"type": "input_json_delta", "partial_json": '"a"}'}))
+    asm.feed(_stop(0))
+    result: dict[str, object] = {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [hit],
+    }
+    asm.feed(_block(1, result))
+    asm.feed(_stop(1))
+    asm.feed(_block(2, {"type": "text", "text": ""}))
+    asm.feed(_delta(2, {"type": "citations_delta", "citation": cite}))
+    asm.feed(_delta(2, {"type": "text_delta", "text": "A says x."}))
+    asm.feed(_stop(2))
+    usage = {"output_tokens": 9, "server_tool_use": {"web_search_requests": 1}}
+    asm.feed({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage})
+    response = asm.finish() if asm.feed({"type": "message_stop"}) else None
+    assert response is not None and response.usage.web_search_requests == 1
+    assert [block_to_api(b) for b in response.content] == [
+        {
+            "type": "server_tool_use",
+            "id": "srvtoolu_1",
+            "name": "web_search",
+            "input": {"query": "a"},
+        },
+        result,
+        {"type": "text", "text": "A says x.", "citations": [cite]},
+    ]
 
 
 def _cut_tool_use(asm: StreamAssembler) -> None:

@@ -261,6 +261,8 @@ def test_builtin_tools_are_fresh_and_named_like_claude_code() -> None:
         "Agent",
         "TaskOutput",
         "TaskStop",
+        "WebFetch",
+        "WebSearch",
     ]
     assert all(a is not b for a, b in zip(first, second, strict=True))
     for t in first:
@@ -272,7 +274,7 @@ def test_builtin_tools_are_fresh_and_named_like_claude_code() -> None:
         schema["properties"].clear()
         assert t.input_schema()["properties"]
     safe = {t.name for t in first if t.is_concurrency_safe(None)}
-    assert safe == {"Glob", "Grep", "LS", "Read", "Agent", "TaskOutput"}
+    assert safe == {"Glob", "Grep", "LS", "Read", "Agent", "TaskOutput", "WebFetch", "WebSearch"}
     assert [t.name for t in builtin_tools()] == [n for n in names if n != "Agent"]
     assert [t.name for t in builtin_tools(["Task", "Read"], provided=[AgentTool()])] == [
         "Read",

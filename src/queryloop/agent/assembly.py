@@ -63,12 +63,15 @@ from .assembly_model import (
     build_output_limits,
     build_thinking,
     build_tool_use_summarizer,
+    build_web_models,
+    has_web_search,
 )
 from .assembly_tools import (
     build_checkpoints,
     build_output_tool,
     build_tool_context,
     build_tools,
+    web_search_notices,
     with_tool,
 )
 from .attachments import SessionAttachments
@@ -141,10 +144,13 @@ async def assemble(
         skills,
         compact_config.context_window,
         session_id=lambda: session.session_id,  # a new one after /clear
+        web_search=has_web_search(model),
     )
     output_tool = build_output_tool(options)
     tools = with_tool(shared, output_tool)  # the main thread's; subagents get `shared`
     permission_context = build_permission_context(options, workspace, home, sandbox)
+    for notice in web_search_notices(permission_context.rules, offered=has_web_search(model)):
+        notices.add(notice)
     hooks = build_hooks(options, workspace, session, permission_context, notices, model, telemetry)
     permission = build_permission(options, permission_context, hooks)
     session_context = build_session_context(options, workspace, home)
@@ -176,6 +182,7 @@ async def assemble(
         loaded_tools=session.loaded_tools,
         exec_guard=build_exec_guard(permission_context, notices),
         hidden_paths=ReadDenials(permission_context),
+        web=build_web_models(options, model, session, telemetry),
     )  # fmt: skip
     checkpoints = build_checkpoints(tool_context)
     main = build_thread(

@@ -1,6 +1,6 @@
 """The main model and what is spent on it, for `assembly.assemble`: the provider, the
 output limits, the compaction settings and pipeline, the prompt-cache lifetime and the
-one-line tool-use summaries."""
+one-line tool-use summaries, and the models the web tools ask."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ from ..providers.retry import DEFAULT_RETRY
 from ..session import RequestKind, Session
 from ..telemetry import Telemetry
 from ..tools.base import ToolContext
+from ..tools.builtin.web_fetch import PURPOSE as FETCH_PURPOSE
+from ..tools.builtin.web_search import PURPOSE as SEARCH_PURPOSE
+from ..tools.services import SideModel, WebModels
 from .options import AgentOptions
 from .runtime import HookedSummarizer
 
@@ -186,3 +189,26 @@ def build_tool_use_summarizer(
     if name is None:
         return None
     return ModelSummarizer(provider, name, abort=tool_context.abort)
+
+
+def has_web_search(model: ModelChoice) -> bool:
+    """Whether the provider has the API's server-side web search: only the Messages API
+    (an OpenAI-compatible server has none, so WebSearch is not offered there)."""
+    return model.provider.name == "anthropic"
+
+
+def build_web_models(
+    options: AgentOptions, model: ModelChoice, session: Session, telemetry: Telemetry
+) -> WebModels:
+    """Whom WebSearch and WebFetch ask, each metered as a side request under its purpose:
+    WebSearch the session's model with the server's web search (Claude Code uses its
+    main-loop model), where the provider has one; WebFetch the small fast model (the
+    summaries' model: Haiku on Anthropic, else the session's model)."""
+
+    def side(purpose: str, name: str) -> SideModel:
+        metered = session.metered(model.provider, RequestKind.SIDE, purpose=purpose)
+        return SideModel(telemetry.side_requests(metered, purpose), name)
+
+    fast = options.model.summary_model or default_summary_model(model.provider.name) or model.name
+    search = side(SEARCH_PURPOSE, model.name) if has_web_search(model) else None
+    return WebModels(search=search, fetch=side(FETCH_PURPOSE, fast))

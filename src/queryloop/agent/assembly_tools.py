@@ -13,6 +13,7 @@ from ..agents.tool import AgentTool
 from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..config.workspace import Workspace
 from ..context.tool_search import parse_tool_search, plan_deferral
+from ..permissions.rules import RuleSet
 from ..sandbox import ExecGuard, Sandbox
 from ..session.files import snapshots_of
 from ..skills.commands import skill_read_dirs, skill_tools
@@ -21,10 +22,13 @@ from ..tools import builtin_tools
 from ..tools.base import FileReadRecord, Tool, ToolContext, ToolObserver
 from ..tools.builtin import selected_builtin_names
 from ..tools.builtin.tool_search import ToolSearchTool
+from ..tools.builtin.web_search import WebSearchTool
 from ..tools.deferred import is_mcp_tool
-from ..tools.services import HiddenPaths
+from ..tools.services import HiddenPaths, WebModels
 from ..tools.structured_output import OutputSchema, StructuredOutputTool
 from .options import AgentOptions
+
+WEB_SEARCH = WebSearchTool.name
 
 if TYPE_CHECKING:
     from ..agents.host import SubagentHost
@@ -39,12 +43,16 @@ def build_tools(
     skills: SkillSet,
     context_window: int,
     session_id: Callable[[], str] | None = None,
+    *,
+    web_search: bool = True,
 ) -> ToolSet:
     """The built-in and the caller's tools, MCP tools and skill tools. MCP tools go behind
     ToolSearch only when their definitions are large (`context.tool_search`); a deferred set
-    lets servers come and go without changing the tools array."""
+    lets servers come and go without changing the tools array. WebSearch only where the
+    provider has the server's web search (`web_search`)."""
+    builtin = builtin_tools(options.tools.builtin_tools, provided=[AgentTool()])
     base: list[Tool] = [
-        *builtin_tools(options.tools.builtin_tools, provided=[AgentTool()]),
+        *(t for t in builtin if web_search or t.name != WEB_SEARCH),
         *options.tools.tools,
     ]
     mcp_tools: list[Tool] = list(mcp.tools()) if mcp is not None else []
@@ -93,6 +101,7 @@ def build_tool_context(
     loaded_tools: list[str] | None = None,
     exec_guard: ExecGuard | None = None,
     hidden_paths: HiddenPaths | None = None,
+    web: WebModels | None = None,
 ) -> ToolContext:
     """The main thread's tool state: the folders it may read (the session folder holds
     spilled tool results the model is told to Read back; skills' folders), the env, the
@@ -111,6 +120,7 @@ def build_tool_context(
         sandbox=sandbox,
         exec_guard=exec_guard,
         hidden_paths=hidden_paths,
+        web=web if web is not None else WebModels(),
         cwd=options.workspace.cwd,
         additional_dirs=[
             *workspace.settings.additional_directories,
@@ -144,3 +154,18 @@ def _existing(folder: Path | None) -> list[Path]:
         return []
     folder.mkdir(parents=True, exist_ok=True)
     return [folder.resolve()]
+
+
+def web_search_notices(rules: RuleSet, *, offered: bool) -> list[str]:
+    """Where WebSearch is not offered, one notice naming the permission rules that name it
+    (they have nothing to match)."""
+    if offered:
+        return []
+    named = [str(r) for r in (*rules.allow, *rules.ask, *rules.deny) if r.tool == WEB_SEARCH]
+    if not named:
+        return []
+    return [
+        f"{WEB_SEARCH} is not offered with an OpenAI-compatible provider (it needs the "
+        f"Messages API's server-side web search), so the rule(s) {', '.join(named)} match "
+        "nothing"
+    ]

@@ -278,10 +278,40 @@ def load_agents(
     return LoadedAgents(tuple(by_name.values()), tuple(notices))
 
 
+@dataclass(frozen=True)
+class ToolNames:
+    """The tools a session offers, to check the names agent definitions list against: a
+    name no tool has is named in a notice (the agent gets the tools it names that exist,
+    as in Claude Code); MCP tools (`mcp__…`) are not checked, as their servers may connect
+    later. `unavailable` says why a known tool is missing here (WebSearch without the
+    Messages API)."""
+
+    names: frozenset[str]
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+
+    def notices(self, definitions: Iterable[AgentDefinition]) -> list[str]:
+        """One notice per tool name that some definitions list and the session lacks,
+        naming those agents (a project's many agents listing one missing tool: one notice)."""
+        listing: dict[str, list[str]] = {}
+        for definition in definitions:
+            for name in dict.fromkeys(n.split("(", 1)[0].strip() for n in definition.tools or ()):
+                if name not in self.names and name != "*" and not name.startswith("mcp__"):
+                    listing.setdefault(name, []).append(definition.name)
+        return [self._notice(name, agents) for name, agents in listing.items()]
+
+    def _notice(self, name: str, agents: list[str]) -> str:
+        why = self.unavailable.get(name, f"no tool is called {name}")
+        return (
+            f"{name} is in the tools of agent(s) {', '.join(agents)}, but this session does not "
+            f"offer it ({why}); they get the other tools they list"
+        )
+
+
 class AgentCatalog:
     """A session's agent types, re-read when a prompt starts (`refresh`), so agent files
     added or removed mid-session are announced by the agent-listing delta. Notices about a
-    file are given once."""
+    file are given once; with `tools`, so are tool names an agent lists that the session
+    does not offer."""
 
     def __init__(
         self,
@@ -292,8 +322,10 @@ class AgentCatalog:
         extra: Sequence[AgentDefinition] = (),
         on_notice: Callable[[str], None] | None = None,
         sources: SettingSources = SettingSources(),  # noqa: B008 - frozen, shared safely
+        tools: ToolNames | None = None,
     ) -> None:
         self.cwd = cwd
+        self.tools = tools
         self.user_home = user_home
         self.trusted = trusted
         self.sources = sources
@@ -312,7 +344,8 @@ class AgentCatalog:
             extra=self.extra,
             sources=self.sources,
         )
-        for notice in loaded.notices:
+        found = [*loaded.notices, *(self.tools.notices(loaded.definitions) if self.tools else ())]
+        for notice in found:
             if notice not in self._told:
                 self._told.add(notice)
                 if self.on_notice is not None:

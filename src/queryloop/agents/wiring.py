@@ -26,7 +26,7 @@ from ..session import RequestKind
 from ..session.stores import TranscriptRef
 from ..tasks import TaskManager
 from ..telemetry import Telemetry
-from .definitions import AgentCatalog, AgentDefinition
+from .definitions import AgentCatalog, AgentDefinition, ToolNames
 from .host import DEFAULT_MAX_DEPTH, SubagentHost
 from .sidechain import find_sidechains
 
@@ -83,7 +83,13 @@ def build_subagents(
     from the `main` thread's options, checker and hooks; `provider` is the session's,
     unmetered; the main thread's tool context is then built with `host` and `tasks`."""
     catalog = AgentCatalog(
-        cwd, user_home=home, trusted=trusted, extra=agents, on_notice=notify, sources=sources
+        cwd,
+        user_home=home,
+        trusted=trusted,
+        extra=agents,
+        on_notice=notify,
+        sources=sources,
+        tools=session_tool_names(main, provider),
     )
     # Every subagent request is metered into the session once, as a side request (it adds to
     # the cost and the billed requests, not to the parent's turns).
@@ -104,6 +110,20 @@ def build_subagents(
         telemetry=telemetry or Telemetry(),
     )
     return SubagentParts(catalog=catalog, tasks=tasks, host=host, notify=notify)
+
+
+WEB_SEARCH_UNAVAILABLE = (
+    "WebSearch needs the Messages API's server-side web search, which an OpenAI-compatible "
+    "provider does not have"
+)
+
+
+def session_tool_names(main: ThreadOptions, provider: ModelProvider) -> ToolNames:
+    """The names (and older names) of the main thread's tools, which subagents choose from;
+    WebSearch is said to be unavailable where the provider has no server-side search."""
+    names = {n for t in main.tools.all for n in (t.name, *getattr(t, "aliases", ()))}
+    unavailable = {} if provider.name == "anthropic" else {"WebSearch": WEB_SEARCH_UNAVAILABLE}
+    return ToolNames(frozenset(names), unavailable)
 
 
 def build_tasks(session_dir: Path | None) -> TaskManager:

@@ -6,8 +6,9 @@ of every message appended since. Usage is the ground truth whenever it exists; t
 only covers the few messages the server has not counted yet, so its error stays small.
 
 The estimate is deliberately simple and documented: ``ceil(characters / 4)`` over everything
-that reaches the API — text, tool_use names and JSON inputs, tool_result content, thinking,
-redacted thinking, attachment payloads — and a fixed `IMAGE_TOKENS` for each image or
+that reaches the API — text (and its citations), tool_use and server_tool_use names and JSON
+inputs, tool_result content, a web search result's whole JSON, thinking, redacted thinking,
+attachment payloads — and a fixed `IMAGE_TOKENS` for each image or
 document (their real cost depends on pixels or pages, which we do not decode).
 """
 
@@ -21,10 +22,13 @@ from ..messages.blocks import (
     DocumentBlock,
     ImageBlock,
     RedactedThinkingBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WebSearchToolResultBlock,
+    block_to_api,
 )
 from ..messages.types import (
     AssistantMessage,
@@ -56,8 +60,8 @@ def _json_chars(value: Any) -> int:
 def _block_chars(block: object) -> tuple[int, int]:
     """(characters, fixed tokens) of one content block."""
     match block:
-        case TextBlock(text=text):
-            return len(text), 0
+        case TextBlock(text=text, citations=citations):
+            return len(text) + (_json_chars(list(citations)) if citations else 0), 0
         case ThinkingBlock(thinking=thinking):
             return len(thinking), 0
         case RedactedThinkingBlock(data=data):
@@ -72,6 +76,11 @@ def _block_chars(block: object) -> tuple[int, int]:
                 c, f = _block_chars(part)
                 chars, fixed = chars + c, fixed + f
             return chars, fixed
+        case ServerToolUseBlock(name=name, input=input_):
+            return len(name) + _json_chars(dict(input_)), 0
+        case WebSearchToolResultBlock():
+            # The hits' encrypted content is what the server bills as input: count all of it.
+            return _json_chars(block_to_api(block)), 0
         case ImageBlock() | DocumentBlock():
             return 0, IMAGE_TOKENS
     return 0, 0

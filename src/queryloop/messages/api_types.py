@@ -31,5 +31,16 @@ class ApiTool(TypedDict):
     cache_control: NotRequired[dict[str, Any]]
 
 
+class ApiServerTool(TypedDict):
+    """A server tool definition (the API runs the tool): `web_search_20250305` and the like."""
+
+    type: str
+    name: str
+    max_uses: NotRequired[int]
+    allowed_domains: NotRequired[list[str]]
+    blocked_domains: NotRequired[list[str]]
+    user_location: NotRequired[dict[str, Any]]
+
+
 ApiRequest: TypeAlias = dict[str, Any]
 """A whole request body (model, max_tokens, system, messages, tools, thinking, ...)."""

@@ -18,10 +18,13 @@ JSONObject: TypeAlias = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class TextBlock:
-    """Plain text from the user or the model."""
+    """Plain text from the user or the model. `citations`: the API's citation objects of a
+    cited answer (`web_search_result_location`, …), kept as sent so the text can be sent back
+    unchanged."""
 
     text: str
     type: Literal["text"] = "text"
+    citations: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,40 @@ class ToolUseBlock:
     name: str
     input: Mapping[str, Any] = field(default_factory=dict)
     type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerToolUseBlock:
+    """A call of a tool the API runs itself (`web_search`): the model made it and the server
+    answered it within the same response, so it never gets a tool_result from us."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+    type: Literal["server_tool_use"] = "server_tool_use"
+
+
+@dataclass(frozen=True, slots=True)
+class WebSearchResult:
+    """One hit of a server-side web search (`web_search_result`). `encrypted_content` is
+    opaque: it must go back unchanged for citations to work."""
+
+    url: str
+    title: str
+    encrypted_content: str = ""
+    page_age: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WebSearchToolResultBlock:
+    """What the server's web search answered a `server_tool_use`: the hits, or an error code
+    (`max_uses_exceeded`, `too_many_requests`, `query_too_long`, `invalid_tool_input`,
+    `unavailable`, `request_too_large`)."""
+
+    tool_use_id: str
+    results: tuple[WebSearchResult, ...] = ()
+    error_code: str | None = None
+    type: Literal["web_search_tool_result"] = "web_search_tool_result"
 
 
 ToolResultContent: TypeAlias = "str | tuple[TextBlock | ImageBlock | DocumentBlock, ...]"
@@ -93,9 +130,21 @@ ContentBlock: TypeAlias = (
     | ToolResultBlock
     | ThinkingBlock
     | RedactedThinkingBlock
+    | ServerToolUseBlock
+    | WebSearchToolResultBlock
 )
 UserContentBlock: TypeAlias = TextBlock | ImageBlock | DocumentBlock | ToolResultBlock
-AssistantContentBlock: TypeAlias = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock
+AssistantContentBlock: TypeAlias = (
+    TextBlock
+    | ToolUseBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ServerToolUseBlock
+    | WebSearchToolResultBlock
+)
+SERVER_BLOCK_TYPES = frozenset({"server_tool_use", "web_search_tool_result"})
+"""Blocks of a server tool's call and result: both in the assistant's message, never paired
+with a tool_result of ours."""
 
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 
@@ -103,8 +152,15 @@ THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 def block_to_api(block: ContentBlock) -> JSONObject:
     """The wire (JSON) form of a block, exactly as the Messages API expects it."""
     match block:
-        case TextBlock(text=text):
-            return {"type": "text", "text": text}
+        case TextBlock(text=text, citations=citations):
+            wire_text: JSONObject = {"type": "text", "text": text}
+            if citations:
+                wire_text["citations"] = [dict(c) for c in citations]
+            return wire_text
+        case ServerToolUseBlock(id=id_, name=name, input=input_):
+            return {"type": "server_tool_use", "id": id_, "name": name, "input": dict(input_)}
+        case WebSearchToolResultBlock():
+            return _web_search_result_to_api(block)
         case ToolUseBlock(id=id_, name=name, input=input_):
             return {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
         case ToolResultBlock(tool_use_id=tid, content=content, is_error=is_error):
@@ -135,7 +191,15 @@ def block_from_api(data: Mapping[str, Any]) -> ContentBlock:
     """Parse a wire block. Unknown fields (citations, cache_control) are dropped."""
     kind = data.get("type")
     if kind == "text":
-        return TextBlock(text=str(data.get("text", "")))
+        cited = data.get("citations")
+        citations = tuple(dict(c) for c in cited if isinstance(c, Mapping)) if cited else ()
+        return TextBlock(text=str(data.get("text", "")), citations=citations)
+    if kind == "server_tool_use":
+        return ServerToolUseBlock(
+            id=str(data["id"]), name=str(data["name"]), input=dict(data.get("input") or {})
+        )
+    if kind == "web_search_tool_result":
+        return web_search_result_from_api(data)
     if kind == "tool_use":
         return ToolUseBlock(id=data["id"], name=data["name"], input=dict(data.get("input") or {}))
     if kind == "tool_result":
@@ -166,3 +230,44 @@ def _result_part(data: Mapping[str, Any]) -> TextBlock | ImageBlock | DocumentBl
     if not isinstance(block, TextBlock | ImageBlock | DocumentBlock):
         raise ValueError(f"a tool_result may not contain a {block.type!r} block")
     return block
+
+
+def _web_search_result_to_api(block: WebSearchToolResultBlock) -> JSONObject:
+    content: Any
+    if block.error_code is not None:
+        content = {"type": "web_search_tool_result_error", "error_code": block.error_code}
+    else:
+        content = [_hit_to_api(hit) for hit in block.results]
+    return {"type": "web_search_tool_result", "tool_use_id": block.tool_use_id, "content": content}
+
+
+def _hit_to_api(hit: WebSearchResult) -> JSONObject:
+    wire: JSONObject = {
+        "type": "web_search_result",
+        "url": hit.url,
+        "title": hit.title,
+        "encrypted_content": hit.encrypted_content,
+    }
+    if hit.page_age is not None:
+        wire["page_age"] = hit.page_age
+    return wire
+
+
+def web_search_result_from_api(data: Mapping[str, Any]) -> WebSearchToolResultBlock:
+    """Parse a wire `web_search_tool_result` (its content: a list of hits or an error)."""
+    content = data.get("content")
+    tool_use_id = str(data["tool_use_id"])
+    if isinstance(content, Mapping):
+        code = str(content.get("error_code") or "unavailable")
+        return WebSearchToolResultBlock(tool_use_id=tool_use_id, error_code=code)
+    hits = tuple(
+        WebSearchResult(
+            url=str(hit.get("url", "")),
+            title=str(hit.get("title") or ""),
+            encrypted_content=str(hit.get("encrypted_content") or ""),
+            page_age=hit.get("page_age"),
+        )
+        for hit in content or ()
+        if isinstance(hit, Mapping)
+    )
+    return WebSearchToolResultBlock(tool_use_id=tool_use_id, results=hits)

@@ -8,11 +8,13 @@ from .api_types import ApiContentBlock, ApiMessage
 from .normalize_context import (
     CONTINUE_TEXT,
     LEADING_PLACEHOLDER_TEXT,
+    THINKING_TYPES,
     Draft,
     NormalizeContext,
 )
 from .pairing import ensure_tool_result_pairing
 from .validate import validate_messages
+from .validate_blocks import PAUSED_TURN_TYPES
 
 logger = logging.getLogger("queryloop.messages.normalize")
 
@@ -155,7 +157,9 @@ def ensure_alternation(messages: list[ApiMessage], ctx: NormalizeContext) -> lis
     prefill (`ctx.prefill` False), appends a short user message after a final assistant
     message (the API accepts prefill with thinking only when it starts with a thinking
     block, models from Claude 4.6 on reject it, and a finished answer is not something to
-    continue).
+    continue). A final assistant message that holds server-tool blocks is a paused turn
+    (`pause_turn`): it goes back unchanged, for the server to go on with (with thinking on,
+    when it starts with its thinking, as such a response does).
     Guarantees: a request-ready array (possibly empty when nothing reached the API).
     """
     out = merge_same_roles(messages)
@@ -169,6 +173,8 @@ def ensure_alternation(messages: list[ApiMessage], ctx: NormalizeContext) -> lis
 
 
 def _finish_final_assistant(out: list[ApiMessage], ctx: NormalizeContext) -> None:
+    if is_paused_turn(out[-1]) and _continuable(out[-1], ctx):
+        return  # a server tool's paused turn goes back exactly as it came, to be continued
     if ctx.thinking_enabled or not ctx.prefill:
         out.append({"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
         return
@@ -183,6 +189,18 @@ def _finish_final_assistant(out: list[ApiMessage], ctx: NormalizeContext) -> Non
         out[-1] = {"role": "assistant", "content": content}
     else:
         out.pop()
+
+
+def _continuable(message: ApiMessage, ctx: NormalizeContext) -> bool:
+    """With thinking on, the API continues only a turn that starts with its thinking."""
+    content = message["content"]
+    return not ctx.thinking_enabled or content[0].get("type") in THINKING_TYPES
+
+
+def is_paused_turn(message: ApiMessage) -> bool:
+    """An assistant message with server-tool blocks: when it ends the array, the request
+    continues it (the API's `pause_turn`), so it is neither a prefill nor finished."""
+    return any(block.get("type") in PAUSED_TURN_TYPES for block in message["content"])
 
 
 def check_invariants(messages: list[ApiMessage], ctx: NormalizeContext) -> list[ApiMessage]:

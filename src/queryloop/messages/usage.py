@@ -26,6 +26,9 @@ class Usage:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_1h_input_tokens: int = 0
+    web_search_requests: int = 0
+    """Searches the server's web search tool ran (`server_tool_use.web_search_requests`),
+    billed per search beside the tokens."""
 
     @property
     def total_input_tokens(self) -> int:
@@ -46,17 +49,22 @@ class Usage:
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
             cache_creation_1h_input_tokens=self.cache_creation_1h_input_tokens
             + other.cache_creation_1h_input_tokens,
+            web_search_requests=self.web_search_requests + other.web_search_requests,
         )
 
-    def to_dict(self) -> dict[str, int]:
-        """The JSON form used in transcripts and results."""
-        return {
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form used in transcripts and results (`server_tool_use` as the API
+        writes it, only when a search ran)."""
+        data: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
             "cache_creation_1h_input_tokens": self.cache_creation_1h_input_tokens,
         }
+        if self.web_search_requests:
+            data["server_tool_use"] = {"web_search_requests": self.web_search_requests}
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
@@ -67,6 +75,8 @@ class Usage:
         one_hour = 0
         if isinstance(creation, Mapping):
             one_hour = int(creation.get("ephemeral_1h_input_tokens") or 0)
+        server = data.get("server_tool_use")
+        searches = int(server.get("web_search_requests") or 0) if isinstance(server, Mapping) else 0
         return cls(
             input_tokens=int(data.get("input_tokens") or 0),
             output_tokens=int(data.get("output_tokens") or 0),
@@ -75,4 +85,5 @@ class Usage:
             cache_creation_1h_input_tokens=int(
                 data.get("cache_creation_1h_input_tokens") or one_hour
             ),
+            web_search_requests=searches,
         )

@@ -2,7 +2,8 @@
 
 Every block type the Messages API accepts in a request is known here (`KNOWN_BLOCK_TYPES`,
 the request content-block union of the API, beta features included); the API rejects any
-other type, and so does the validator. Server-tool blocks are known but not judged further.
+other type, and so does the validator. Of the server-tool blocks, web search's are checked
+(`validate_server`); the others are known but not judged further.
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .validate_server import check_server_block
 from .violation import Violation
 
 USER_ONLY = frozenset({"tool_result"})
-ASSISTANT_ONLY = frozenset({"tool_use", "thinking", "redacted_thinking"})
+ASSISTANT_ONLY = frozenset(
+    {"tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result"}
+)
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 RESULT_PARTS = frozenset(
     {"text", "image", "document", "search_result", "tool_reference", "browser_state"}
@@ -51,7 +55,10 @@ and `BetaContentBlockParam` unions, which are generated from the API's schema)."
 SERVER_RESULT_TYPES = frozenset(
     t for t in KNOWN_BLOCK_TYPES if t.endswith("_tool_result") and t != "mcp_tool_result"
 )
-"""Results of server tools: an assistant turn ending in one is paused, not a prefill."""
+"""Results of server tools (each answers a `server_tool_use` in the same assistant turn)."""
+PAUSED_TURN_TYPES = frozenset({"server_tool_use", *SERVER_RESULT_TYPES})
+"""A final assistant turn holding one of these is a server tool's paused turn (the API's
+`pause_turn`), sent back to be continued: not a prefill."""
 IMAGE_MEDIA = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 CACHE_TTLS = frozenset({"5m", "1h"})
 
@@ -228,6 +235,8 @@ _CHECKERS: dict[str, Callable[[Mapping[str, Any], str, Out], None]] = {
     "tool_result": _tool_result,
     "image": _image,
     "document": _document,
+    "server_tool_use": check_server_block,
+    "web_search_tool_result": check_server_block,
 }
 
 

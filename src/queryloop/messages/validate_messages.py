@@ -16,12 +16,14 @@ from typing import Any
 
 from .thinking_mode import ThinkingSpec, ThinkingType
 from .validate_blocks import (
+    PAUSED_TURN_TYPES,
     SERVER_RESULT_TYPES,
     check_block,
     check_cache_control,
     check_system_message_block,
 )
 from .validate_model import UNKNOWN_MODEL, ModelRules
+from .validate_server import check_server_pairing
 from .violation import Violation, warning
 
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
@@ -146,6 +148,7 @@ def validate_messages(
         )
     _check_tool_ids_unique(turns, out)
     _check_pairing(turns, out)
+    check_server_pairing([(t.role, t.blocks) for t in turns], out)
     _check_assistant_turns(turns, out, mode, model)
     if mode is ThinkingType.ENABLED:
         _check_final_turn_thinking(turns, out)
@@ -424,7 +427,7 @@ def _check_assistant_turns(
 
 def _check_final_assistant(final: _Turn, out: Out, mode: ThinkingType, model: ModelRules) -> None:
     path = f"messages[{final.last_index}]"
-    paused = bool(final.blocks) and final.blocks[-1][1].get("type") in SERVER_RESULT_TYPES
+    paused = any(block.get("type") in PAUSED_TURN_TYPES for _, block in final.blocks)
     first_type = final.blocks[0][1].get("type") if final.blocks else None
     # One cause, one error: on a model without prefill the thinking rules add nothing.
     if not model.prefill and not paused:

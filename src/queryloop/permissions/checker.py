@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
+from urllib.parse import urlsplit
 
 from ..errors import ConfigError
 from ..tools.base import (
@@ -324,6 +325,9 @@ def _suggest_rule(name: str, call: Target, protected: ProtectedWrite | None = No
         return name
     if name == "Skill" and call.subject:  # this skill, not every skill
         return f"Skill({call.subject})"
+    if name == "WebFetch" and call.subject:  # this host (Claude Code's "domain:" rule)
+        host = urlsplit(call.subject).hostname
+        return f"WebFetch(domain:{host})" if host else name
     if name == "Bash" and call.subject:
         try:
             words = shlex.split(call.subject.splitlines()[0] if call.subject.strip() else "")

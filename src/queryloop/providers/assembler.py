@@ -17,9 +17,11 @@ from typing import Any
 from ..messages.blocks import (
     AssistantContentBlock,
     RedactedThinkingBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolUseBlock,
+    web_search_result_from_api,
 )
 from ..messages.usage import Usage
 from .base import (
@@ -36,7 +38,18 @@ from .base import (
 )
 from .errors import StreamInterruptedError
 
-_KNOWN_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
+_KNOWN_BLOCKS = frozenset(
+    {
+        "text",
+        "tool_use",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+    }
+)
+_CALLS = frozenset({"tool_use", "server_tool_use"})
+"""Blocks whose input arrives as `input_json_delta`s."""
 
 
 @dataclass(slots=True)
@@ -49,13 +62,19 @@ class _OpenBlock:
     tool_use_id: str = ""
     tool_name: str = ""
     data: str = ""
+    citations: list[Mapping[str, Any]] = field(default_factory=list)
+    whole: Mapping[str, Any] | None = None
+    """A block the API sends whole in its `content_block_start` (a web search's result)."""
 
 
 class StreamAssembler:
     """Turns the Messages API's raw stream events into canonical `StreamEvent`s.
 
-    Unknown event types and unknown block types (server tools, citations) are ignored, as the
-    SDKs do, so a newer API never breaks an older queryloop.
+    Web search's server-tool blocks (`server_tool_use`, whose input streams like a tool_use's,
+    and `web_search_tool_result`, sent whole at its start) and text citations
+    (`citations_delta`) are kept, so a response can be sent back unchanged. Unknown event
+    types and other block types are ignored, as the SDKs do, so a newer API never breaks an
+    older queryloop.
     """
 
     def __init__(self) -> None:
@@ -151,7 +170,9 @@ class StreamAssembler:
             return []
         block = _OpenBlock(block_type=kind)
         out: list[StreamEvent] = []
-        if kind == "tool_use":
+        if kind == "web_search_tool_result":
+            block.whole = raw
+        elif kind in _CALLS:
             block.tool_use_id = str(raw.get("id", ""))
             block.tool_name = str(raw.get("name", ""))
             initial = raw.get("input")
@@ -193,6 +214,9 @@ class StreamAssembler:
         if kind == "signature_delta":
             block.signature += str(delta.get("signature", ""))
             return []
+        if kind == "citations_delta" and isinstance(delta.get("citation"), Mapping):
+            block.citations.append(dict(delta["citation"]))
+            return []
         if kind == "input_json_delta":
             partial = str(delta.get("partial_json", ""))
             block.parts.append(partial)
@@ -216,7 +240,9 @@ class StreamAssembler:
 
     def _finalize(self, index: int, block: _OpenBlock) -> AssistantContentBlock:
         joined = "".join(block.parts)
-        if block.block_type == "tool_use":
+        if block.whole is not None:
+            return web_search_result_from_api(block.whole)
+        if block.block_type in _CALLS:
             try:
                 parsed = json.loads(joined) if joined.strip() else {}
             except json.JSONDecodeError as exc:
@@ -226,12 +252,14 @@ class StreamAssembler:
                 ) from exc
             if not isinstance(parsed, dict):
                 raise self.interrupted(f"tool_use block {index} input is not a JSON object")
+            if block.block_type == "server_tool_use":
+                return ServerToolUseBlock(id=block.tool_use_id, name=block.tool_name, input=parsed)
             return ToolUseBlock(id=block.tool_use_id, name=block.tool_name, input=parsed)
         if block.block_type == "thinking":
             return ThinkingBlock(thinking=joined, signature=block.signature)
         if block.block_type == "redacted_thinking":
             return RedactedThinkingBlock(data=block.data)
-        return TextBlock(text=joined)
+        return TextBlock(text=joined, citations=tuple(block.citations))
 
     def _message_delta(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         delta = event.get("delta") or {}

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ..abort import AbortSignal
-from ..messages.api_types import ApiMessage, ApiSystemBlock, ApiTool
+from ..messages.api_types import ApiMessage, ApiServerTool, ApiSystemBlock, ApiTool
 from ..messages.blocks import AssistantContentBlock
 from ..messages.usage import Usage
 from .errors import ProviderError
@@ -38,6 +38,9 @@ class ModelRequest:
     """Anthropic server-side context editing (for example clearing old tool results)."""
     betas: Sequence[str] = ()
     extra_body: Mapping[str, Any] = field(default_factory=dict)
+    server_tools: Sequence[ApiServerTool] = ()
+    """Tools the API runs itself (the web search of WebSearch's side request), sent after
+    `tools` in the request's tools array; only the Messages API has them."""
 
     def to_body(self) -> dict[str, Any]:
         """The Messages API request body (without `stream`)."""
@@ -48,8 +51,8 @@ class ModelRequest:
         }
         if self.system:
             body["system"] = list(self.system)
-        if self.tools:
-            body["tools"] = list(self.tools)
+        if self.tools or self.server_tools:
+            body["tools"] = [*self.tools, *self.server_tools]
         if self.thinking is not None:
             body["thinking"] = dict(self.thinking)
         if self.temperature is not None:

@@ -22,6 +22,9 @@ from ..messages.usage import Usage
 from .model_rules import canonical_id, infer_rules, rules_of
 
 MTOK = 1_000_000
+WEB_SEARCH_PRICE_USD = 10.0 / 1_000
+"""The server-side web search tool's price per search: $10 per 1,000 searches, on top of the
+tokens its results add (Claude platform pricing page, "Web search tool")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +194,8 @@ def get_model_info(name: str) -> ModelInfo:
 
 
 def cost_usd(usage: Usage, model: str) -> float:
-    """What `usage` cost on `model`, in USD. 1-hour cache writes are priced at their own rate."""
+    """What `usage` cost on `model`, in USD. 1-hour cache writes are priced at their own rate;
+    server-side web searches at `WEB_SEARCH_PRICE_USD` each."""
     info = get_model_info(model)
     one_hour = min(usage.cache_creation_1h_input_tokens, usage.cache_creation_input_tokens)
     five_min = usage.cache_creation_input_tokens - one_hour
@@ -202,13 +206,12 @@ def cost_usd(usage: Usage, model: str) -> float:
         + usage.cache_read_input_tokens * info.cache_read_price
         + usage.output_tokens * info.output_price
     )
-    return total / MTOK
+    return total / MTOK + usage.web_search_requests * WEB_SEARCH_PRICE_USD
 
 
 def uncached_cost_usd(usage: Usage, model: str) -> float:
     """What the same request would have cost without prompt caching: every prompt token
     (uncached, written and read) at the input price, and the output."""
     info = get_model_info(model)
-    return (
-        usage.total_input_tokens * info.input_price + usage.output_tokens * info.output_price
-    ) / MTOK
+    tokens = usage.total_input_tokens * info.input_price + usage.output_tokens * info.output_price
+    return tokens / MTOK + usage.web_search_requests * WEB_SEARCH_PRICE_USD

@@ -106,13 +106,7 @@ class SessionTotals:
     prompts: int = 0
 
     def __sub__(self, other: SessionTotals) -> SessionTotals:
-        names = (
-            "input_tokens",
-            "output_tokens",
-            "cache_creation_input_tokens",
-            "cache_read_input_tokens",
-            "cache_creation_1h_input_tokens",
-        )
+        names = [f.name for f in dataclasses.fields(Usage)]  # every counter, searches too
         usage = Usage(
             **{n: max(0, getattr(self.usage, n) - getattr(other.usage, n)) for n in names}
         )

@@ -36,10 +36,19 @@ from .script import (
 )
 from .scripted import ScriptedProvider
 from .server import MessagesServer, RecordedRequest
+from .server_tools import (
+    CitedTextPart,
+    ServerToolUsePart,
+    WebSearchResultPart,
+    cited_text,
+    hit,
+    web_search,
+)
 from .tokens import count_input_tokens, estimate_tokens, without_cache_control
 
 __all__ = [
     "OUTPUT_TOOL",
+    "CitedTextPart",
     "Fault",
     "MessagesServer",
     "RecordedRequest",
@@ -47,13 +56,17 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedModel",
     "ScriptedProvider",
+    "ServerToolUsePart",
     "TextPart",
     "ThinkingPart",
     "ToolUsePart",
     "Turn",
+    "WebSearchResultPart",
+    "cited_text",
     "count_input_tokens",
     "cut_stream",
     "estimate_tokens",
+    "hit",
     "http_error",
     "overloaded",
     "overloaded_mid_stream",
@@ -66,5 +79,6 @@ __all__ = [
     "thinking",
     "tool_use",
     "turn",
+    "web_search",
     "without_cache_control",
 ]

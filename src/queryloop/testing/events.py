@@ -22,6 +22,13 @@ from .script import (
     Turn,
     new_id,
 )
+from .server_tools import (
+    CitedTextPart,
+    ServerToolUsePart,
+    WebSearchResultPart,
+    server_block_json,
+    server_tool_usage,
+)
 from .tokens import estimate_tokens
 
 TEXT_CHUNK = 12
@@ -40,6 +47,8 @@ class RenderedTurn:
 
 
 def _block_json(part: Part) -> dict[str, Any]:
+    if isinstance(part, ServerToolUsePart | WebSearchResultPart | CitedTextPart):
+        return server_block_json(part)
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     if isinstance(part, ToolUsePart):
@@ -98,7 +107,12 @@ def message_json(
         "content": [dict(b) for b in rendered.blocks if PARTIAL_JSON not in b],
         "stop_reason": rendered.stop_reason,
         "stop_sequence": rendered.stop_sequence,
-        "usage": {**usage, "output_tokens": rendered.output_tokens, "service_tier": "standard"},
+        "usage": {
+            **usage,
+            **server_tool_usage(rendered.blocks),
+            "output_tokens": rendered.output_tokens,
+            "service_tier": "standard",
+        },
     }
 
 
@@ -114,9 +128,11 @@ def block_events(index: int, block: Mapping[str, Any]) -> list[dict[str, Any]]:
     kind = block["type"]
     if kind == "text":
         start: dict[str, Any] = {"type": "text", "text": ""}
-        deltas = [{"type": "text_delta", "text": c} for c in _chunks(block["text"], TEXT_CHUNK)]
-    elif kind == "tool_use":
-        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        # A cited text block: its citations first, then its text (the API's order).
+        deltas = [{"type": "citations_delta", "citation": c} for c in block.get("citations", ())]
+        deltas += [{"type": "text_delta", "text": c} for c in _chunks(block["text"], TEXT_CHUNK)]
+    elif kind in ("tool_use", "server_tool_use"):
+        start = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
         raw = block.get(PARTIAL_JSON) or json.dumps(block["input"], ensure_ascii=True)
         # The API's first input_json_delta is empty; then awkward pieces.
         pieces = ["", *awkward_json_chunks(raw)]
@@ -143,7 +159,11 @@ def message_end(rendered: RenderedTurn, usage: Mapping[str, Any]) -> list[dict[s
         {
             "type": "message_delta",
             "delta": {"stop_reason": rendered.stop_reason, "stop_sequence": rendered.stop_sequence},
-            "usage": {**usage, "output_tokens": rendered.output_tokens},
+            "usage": {
+                **usage,
+                **server_tool_usage(rendered.blocks),
+                "output_tokens": rendered.output_tokens,
+            },
         },
         {"type": "message_stop"},
     ]

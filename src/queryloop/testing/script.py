@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from .server_tools import ServerPart
+
 _ids = itertools.count(1)
 _ids_lock = threading.Lock()
 
@@ -57,7 +59,7 @@ class RedactedThinkingPart:
     data: str
 
 
-Part: TypeAlias = TextPart | ToolUsePart | ThinkingPart | RedactedThinkingPart
+Part: TypeAlias = TextPart | ToolUsePart | ThinkingPart | RedactedThinkingPart | ServerPart
 
 
 @dataclass(frozen=True, slots=True)

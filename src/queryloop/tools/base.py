@@ -30,7 +30,7 @@ from ..messages.interruption import Interruption
 from ..messages.types import Message
 from ..sandbox import ExecGuard, Sandbox
 from ..tasks.manager import TaskManager
-from .services import FileTextSnapshot, HiddenPaths, SkillGrants, SubagentService
+from .services import FileTextSnapshot, HiddenPaths, SkillGrants, SubagentService, WebModels
 
 DEFAULT_MAX_RESULT_CHARS = 100_000
 
@@ -177,6 +177,9 @@ class ToolContext:
     grants: SkillGrants = field(default_factory=SkillGrants)
     """The `allowed-tools` of the skills invoked during the current prompt (the session's one
     object, shared with its subagents' contexts; the permission checker reads it)."""
+    web: WebModels = field(default_factory=WebModels)
+    """The models WebSearch and WebFetch ask (the session's, shared with its subagents);
+    the default asks none: WebSearch is unavailable and WebFetch returns the page itself."""
 
     def __post_init__(self) -> None:
         if self.original_cwd is None:
@@ -191,9 +194,10 @@ class ToolContext:
         observer: ToolObserver | None = None,
     ) -> ToolContext:
         """A subagent's context: the session's services shared (tasks, sandbox, exec check,
-        hidden paths, the prompt's skill grants), the per-thread state copied (folders, env,
-        what was read, loaded deferred tools), its own todos, abort signal, subagent host,
-        agent id and observer. Every field is decided here, next to its declaration."""
+        hidden paths, the prompt's skill grants, the web tools' models), the per-thread state
+        copied (folders, env, what was read, loaded deferred tools), its own todos, abort
+        signal, subagent host, agent id and observer. Every field is decided here, next to
+        its declaration."""
         return replace(
             self,
             abort=abort,

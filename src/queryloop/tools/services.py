@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from ..providers.base import ModelProvider
     from .base import PermissionChecker, Tool, ToolHooks
 
 
@@ -109,3 +110,25 @@ class FileTextSnapshot:
     mtime_ns: int
     size: int
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SideModel:
+    """A model a tool asks on the side: the session's provider, metered as a side request
+    under the tool's purpose (its cost counts, not as a turn), and the model's name."""
+
+    provider: ModelProvider
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class WebModels:
+    """Whom the web tools ask (built once per session by the agent layer).
+
+    `search`: the session's model with the API's server-side web search (WebSearch); None
+    where the provider has no such tool (an OpenAI-compatible server), and WebSearch is not
+    offered. `fetch`: the small fast model that answers a WebFetch call's prompt over the
+    page; None: the page itself is the result."""
+
+    search: SideModel | None = None
+    fetch: SideModel | None = None

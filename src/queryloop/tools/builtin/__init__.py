@@ -2,7 +2,9 @@
 
 Read, Glob, Grep and LS are read-only and concurrency-safe. Bash is concurrency-safe (and
 read-only) only for a plain allowlisted read-only command; Write, Edit, MultiEdit and
-TodoWrite run alone. TaskOutput is concurrency-safe; TaskStop runs alone. The Agent tool
+TodoWrite run alone. TaskOutput is concurrency-safe; TaskStop runs alone. WebFetch and
+WebSearch are read-only and concurrency-safe, and ask before they run unless a rule allows
+them (they reach the network from queryloop's own process). The Agent tool
 (concurrency-safe) lives with the subagents in `queryloop.agents`.
 """
 
@@ -22,6 +24,8 @@ from .ls import LSTool
 from .multi_edit import MultiEditTool
 from .read import ReadTool
 from .todo_write import TodoWriteTool
+from .web_fetch import WebFetchTool
+from .web_search import WebSearchTool
 from .write import WriteTool
 
 _BUILTIN: tuple[type[BaseTool[Any]] | str, ...] = (
@@ -37,6 +41,8 @@ _BUILTIN: tuple[type[BaseTool[Any]] | str, ...] = (
     "Agent",
     TaskOutputTool,
     TaskStopTool,
+    WebFetchTool,
+    WebSearchTool,
 )
 """The built-in tools, in the order the model is offered them (the tools array is part of the
 prompt-cache prefix: it must not move). A name stands for a tool made above this package."""
@@ -113,6 +119,8 @@ __all__ = [
     "TaskOutputTool",
     "TaskStopTool",
     "TodoWriteTool",
+    "WebFetchTool",
+    "WebSearchTool",
     "WriteTool",
     "builtin_tools",
     "is_read_only_command",
