@@ -27,8 +27,9 @@ namespace (`command_files`, read by `skills.loader`).
 This module only finds folders and files. Reading and parsing them stays with the packages
 that own the formats (`agents.definitions`, `skills.loader`, commands, plugins), which sit
 above this layer and call it. Of queryloop it imports only `find_git_root` (the one
-definition of "the repository around a folder", which memory uses too): `agents.definitions`
-is imported at start-up.
+definition of "the repository around a folder", which memory uses too), and that only when
+`project_folders` runs: `agents.definitions` is imported at start-up, and `queryloop
+sessions` reads the sessionStore setting through this module without loading the tools.
 """
 
 from __future__ import annotations
@@ -39,8 +40,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, TypeVar
-
-from ..context.system_prompt import find_git_root
 
 PROJECT_DIR = ".queryloop"
 """The project's own folder of queryloop files (settings, agents, skills) inside `cwd`."""
@@ -208,6 +207,10 @@ def config_folders(
 def project_folders(cwd: Path) -> list[Path]:
     """The folders whose `.claude/` and `.queryloop/` are the project's, outermost first:
     each from the repository root (the git root) down to `cwd`; outside a repository, `cwd`."""
+    # Imported here: the context package loads the tools, which `queryloop sessions` (it
+    # reads the sessionStore setting through this module) must not pay for.
+    from ..context.system_prompt import find_git_root
+
     root = find_git_root(cwd)
     if root is None:
         return [cwd]

@@ -315,7 +315,8 @@ def find_transcript(
     if found is not None:
         return found
     raise SessionNotFoundError(
-        f"no session {needle!r} in {_where(store)}; run `queryloop sessions` to list this project's"
+        f"no session {needle!r} in {_where(store)}; "
+        "run `queryloop sessions` to list this project's sessions"
     )
 
 
