@@ -3,7 +3,8 @@
     {"mcpServers": {
         "files": {"command": "python", "args": ["server.py"], "env": {"TOKEN": "${TOKEN}"}},
         "remote": {"type": "http", "url": "http://127.0.0.1:8000/mcp",
-                   "headers": {"X-Key": "..."}}}}
+                   "headers": {"X-Key": "..."}},
+        "legacy": {"type": "sse", "url": "http://127.0.0.1:8001/sse"}}}
 
 `${VAR}` and `${VAR:-default}` in command, args, env, url and headers are expanded from the
 environment. A broken file or entry becomes a problem message (path, line, column, fix); the
@@ -21,6 +22,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from ..tools.mcp_server import McpServerConfig
 
@@ -84,9 +86,11 @@ def parse_server(
         return None, f"{where}: must be an object with 'command' or 'type': 'http' and 'url'"
     kind = raw.get("type", "http" if "url" in raw else "stdio")
     if kind in ("http", "streamable-http", "streamable_http"):
-        return _http(name, raw, where, source, env_vars)
+        return _http(name, "http", raw, where, source, env_vars)
+    if kind == "sse":
+        return _http(name, "sse", raw, where, source, env_vars)
     if kind != "stdio":
-        return None, f"{where}: transport {kind!r} is not supported (use stdio or http)"
+        return None, f"{where}: transport {kind!r} is not supported (use stdio, http or sse)"
     command, args, env = raw.get("command"), raw.get("args", []), raw.get("env", {})
     if not isinstance(command, str) or not command:
         return None, f"{where}: 'command' must be a non-empty string"
@@ -111,6 +115,7 @@ def parse_server(
 
 def _http(
     name: str,
+    transport: Literal["http", "sse"],
     raw: Mapping[str, object],
     where: str,
     source: str,
@@ -124,7 +129,7 @@ def _http(
     assert isinstance(headers, Mapping)
     expanded = {k: expand_vars(v, env_vars) for k, v in headers.items()}
     return McpServerConfig(
-        name, "http", url=expand_vars(url, env_vars), headers=expanded, source=source
+        name, transport, url=expand_vars(url, env_vars), headers=expanded, source=source
     ), None
 
 

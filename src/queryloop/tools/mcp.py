@@ -1,6 +1,6 @@
 """MCP servers as queryloop tools, through the official `mcp` client.
 
-`McpManager` starts every configured server (stdio or streamable HTTP), lists its tools as
+`McpManager` starts every configured server (stdio, streamable HTTP or HTTP+SSE), lists its tools as
 `McpTool`s named `mcp__<server>__<tool>`, exposes server instructions and resources, and shuts
 everything down cleanly. Each server lives in one task that owns its `AsyncExitStack` (the MCP
 client's anyio scopes must be entered and exited by the same task); other tasks only send
@@ -35,6 +35,7 @@ import anyio
 import mcp.client.stdio as sdk_stdio
 import mcp_types as mt
 from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -138,7 +139,11 @@ class _Server:
 
     async def _connect(self, stack: AsyncExitStack) -> ClientSession:
         cfg = self.config
-        if cfg.transport == "http":
+        if cfg.transport == "sse":
+            read, write = await stack.enter_async_context(
+                sse_client(cfg.url, headers=dict(cfg.headers) or None)
+            )
+        elif cfg.transport == "http":
             client = create_mcp_http_client(headers=dict(cfg.headers) or None)
             await stack.enter_async_context(client)
             read, write = await stack.enter_async_context(

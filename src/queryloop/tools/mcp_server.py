@@ -18,7 +18,9 @@ class McpServerConfig:
     """How to reach one MCP server."""
 
     name: str
-    transport: Literal["stdio", "http"] = "stdio"
+    transport: Literal["stdio", "http", "sse"] = "stdio"
+    """`http` is streamable HTTP; `sse` the older HTTP+SSE transport (a GET event stream
+    and POSTs to the endpoint it names), which Claude Code still reads as `"type": "sse"`."""
     command: str = ""
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
