@@ -6,6 +6,7 @@ callback. Sessions are the real Agent against the local Messages server."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -21,6 +22,7 @@ import pytest
 from mcp_support import SERVERS, served
 
 from agent_support import agent_on
+from queryloop.cli.mcp_cmd import mcp_command
 from queryloop.config.workspace import load_workspace
 from queryloop.testing import MessagesServer, text, tool_use, turn
 from queryloop.tools.mcp_login import login
@@ -107,6 +109,14 @@ async def session(
     return notices, result
 
 
+def listing(config: Path, cwd: Path) -> str:
+    """What `queryloop mcp list` prints (run in this process: the command is not what is
+    tested here)."""
+    out = io.StringIO()
+    assert mcp_command(["list", "--mcp-config", str(config), "--cwd", str(cwd)], out) == 0
+    return out.getvalue()
+
+
 async def stats(port: int) -> dict[str, int]:
     """The server's counts of registered clients and refreshes."""
     async with httpx.AsyncClient() as client:
@@ -130,6 +140,8 @@ async def test_login_stores_private_tokens_and_the_agent_then_uses_the_server(
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     stored = json.loads(path.read_text())
     assert stored["tokens"]["access_token"] and stored["client"]["client_id"]
+    assert "guarded  http  http://127.0.0.1:" in listing(config, tmp_path)
+    assert "/mcp  (logged in)" in listing(config, tmp_path)
     with MessagesServer(calls("mcp__guarded__secret", word="tea")) as server:
         notices, result = await session(server, tmp_path, config)
         tools = [t["name"] for t in server.requests[0]["tools"]]
@@ -191,3 +203,5 @@ async def test_a_broken_or_readable_token_file_is_refused_and_left_alone(
     assert "mode 0644" in by_server["open"] and "chmod 600" in by_server["open"]
     assert result["content"] == "still here"
     assert {p: p.read_bytes() for p in (broken, readable)} == kept
+    listed = listing(config, tmp_path)
+    assert "the token file is broken" in listed and "echo  stdio" in listed
