@@ -187,6 +187,12 @@ def test_mcp_json_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
                     "bad name!": {"command": "x"},
                     "sse": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
                     "ws": {"type": "ws", "url": "ws://x"},
+                    "pinned": {
+                        "type": "sse",
+                        "url": "http://127.0.0.1:1/sse",
+                        "oauth": {"callbackPort": 8765, "scopes": "read write"},
+                    },
+                    "badport": {"type": "http", "url": "http://x", "oauth": {"callbackPort": 0}},
                     "nocmd": {"args": []},
                 }
             }
@@ -196,7 +202,10 @@ def test_mcp_json_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert servers["files"].args == ("srv.py", "s3cret") and servers["files"].env == {"T": "dflt"}
     assert servers["remote"].transport == "http" and servers["sse"].transport == "sse"
     assert servers["remote"].headers == {"Authorization": "Bearer s3cret"}
-    assert len(problems) == 3 and any("not supported" in p for p in problems)
+    assert servers["pinned"].oauth.callback_port == 8765
+    assert servers["pinned"].oauth.scopes == "read write"
+    assert len(problems) == 4 and any("not supported" in p for p in problems)
+    assert any("mcpServers.badport: 'oauth.callbackPort' must be a port" in p for p in problems)
     broken = tmp_path / "broken.json"
     broken.write_text('{"mcpServers": {')
     assert "broken.json:1:" in load_mcp_config(broken)[1][0]

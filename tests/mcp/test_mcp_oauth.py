@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp_support import SERVERS, served
+from mcp_support import SERVERS, free_port, served
 
 from agent_support import agent_on
 from queryloop.cli.mcp_cmd import mcp_command
@@ -38,10 +38,11 @@ def oauth_port() -> Iterator[int]:
         yield port
 
 
-def mcp_json(path: Path, port: int, *names: str) -> Path:
-    """An MCP config naming the protected server under each of `names`, and the echo server."""
+def mcp_json(path: Path, port: int, *names: str, **entry: Any) -> Path:
+    """An MCP config naming the protected server under each of `names` (with `entry`'s keys
+    added), and the echo server."""
     servers: dict[str, Any] = {
-        name: {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"} for name in names
+        name: {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", **entry} for name in names
     }
     servers["echo"] = {"command": sys.executable, "args": [str(SERVERS / "echo_server.py")]}
     path.write_text(json.dumps({"mcpServers": servers}))
@@ -164,11 +165,15 @@ async def test_without_tokens_the_notice_names_the_login_command(
 async def test_an_expired_token_is_refreshed_silently_and_stored(
     oauth_port: int, tmp_path: Path
 ) -> None:
-    config = mcp_json(tmp_path / "mcp.json", oauth_port, "guarded")
+    callback = free_port()  # Claude Code's fixed redirect port, for servers that need one
+    config = mcp_json(
+        tmp_path / "mcp.json", oauth_port, "guarded", oauth={"callbackPort": callback}
+    )
     await login_here(config, tmp_path)
     refreshed = (await stats(oauth_port))["refreshes"]
     [path] = token_files()
     before = json.loads(path.read_text())
+    assert before["client"]["redirect_uris"] == [f"http://127.0.0.1:{callback}/callback"]
     # Time passes: the server no longer takes the token, and the stored expiry is behind us.
     async with httpx.AsyncClient() as client:
         (await client.post(f"http://127.0.0.1:{oauth_port}/expire")).raise_for_status()
