@@ -89,8 +89,8 @@ async def login_here(config: Path, cwd: Path, name: str = "guarded") -> None:
             page = await browser.get(url, follow_redirects=True, timeout=30)
         assert "login complete" in page.text, page.text
 
-    status = await login(workspace.mcp_servers[name], show)
-    assert status.state == "connected", status.message
+    result = await login(workspace.mcp_servers[name], show)
+    assert result.asked and result.status.state == "connected", result.status.message
 
 
 async def session(
@@ -210,3 +210,16 @@ async def test_a_broken_or_readable_token_file_is_refused_and_left_alone(
     assert {p: p.read_bytes() for p in (broken, readable)} == kept
     listed = listing(config, tmp_path)
     assert "the token file is broken" in listed and "echo  stdio" in listed
+
+
+async def test_login_to_a_server_that_wants_none_stores_nothing(tmp_path: Path) -> None:
+    with served("echo_server.py", "http") as port:
+        config = mcp_json(tmp_path / "mcp.json", port, "open")
+        workspace = load_workspace(tmp_path, mcp_config_files=[config])
+
+        async def show(url: str) -> None:
+            raise AssertionError(f"asked for a login: {url}")
+
+        result = await login(workspace.mcp_servers["open"], show)
+    assert result.status.state == "connected" and not result.asked
+    assert token_files() == []

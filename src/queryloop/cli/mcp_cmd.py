@@ -72,15 +72,16 @@ def _login(config: McpServerConfig, out: TextIO) -> int:
         out.write("Waiting for the browser to come back...\n")
         out.flush()
 
-    status = asyncio.run(login(config, show))
-    path = token_file(config)
+    result = asyncio.run(login(config, show))
+    status = result.status
     if status.state != "connected":
         out.write(f"Login to {config.name!r} failed: {status.message}\n")
         return ExitCode.ERROR
-    if path is None or not path.exists():
+    if not result.asked:
         out.write(f"MCP server {config.name!r} did not ask for a login; nothing was stored.\n")
         return ExitCode.OK
     out.write(
-        f"Logged in to {config.name!r} ({status.tool_count} tools); tokens stored in {path}\n"
+        f"Logged in to {config.name!r} ({status.tool_count} tools); "
+        f"tokens stored in {token_file(config)}\n"
     )
     return ExitCode.OK

@@ -219,9 +219,8 @@ class LoopbackCallback:
                 pass
             target = urlparse(line[1]) if len(line) > 1 else urlparse("/")
             query = {k: v[0] for k, v in parse_qs(target.query).items()}
-            answer = self._take(target.path, query)
+            status, answer = self._take(target.path, query)
             body = answer.encode()
-            status = "200 OK" if "complete" in answer else "400 Bad Request"
             writer.write(
                 f"HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\n"
                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
@@ -231,20 +230,21 @@ class LoopbackCallback:
         finally:
             writer.close()
 
-    def _take(self, path: str, query: dict[str, str]) -> str:
+    def _take(self, path: str, query: dict[str, str]) -> tuple[str, str]:
+        """Settle the result from one request: (HTTP status, page text)."""
         assert self._result is not None
         if path != CALLBACK_PATH or self._result.done():
-            return "queryloop: nothing expected here\n"
+            return "404 Not Found", "queryloop: nothing expected here\n"
         if "code" not in query:
             why = query.get("error_description") or query.get("error") or "no code"
             self._result.set_exception(McpAuthError(f"authorization refused: {why}"))
-            return f"queryloop: authorization refused: {why}\n"
+            return "400 Bad Request", f"queryloop: authorization refused: {why}\n"
         self._result.set_result(
             AuthorizationCodeResult(
                 code=query["code"], state=query.get("state"), iss=query.get("iss")
             )
         )
-        return "queryloop: login complete, you can close this tab\n"
+        return "200 OK", "queryloop: login complete, you can close this tab\n"
 
 
 @dataclass

@@ -10,6 +10,7 @@ tokens work.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from .mcp import McpManager, McpServerStatus
 from .mcp_auth import CALLBACK_TIMEOUT, Interactive, LoopbackCallback
@@ -19,17 +20,32 @@ LOGIN_CONNECT_TIMEOUT = CALLBACK_TIMEOUT + 30.0
 """The handshake includes the person's visit to the authorization page."""
 
 
-async def login(config: McpServerConfig, show: Callable[[str], Awaitable[None]]) -> McpServerStatus:
-    """Run the authorization flow for `config` and connect once; the server's status after it
-    (`connected`: the tokens are stored). Raises OSError when the callback port is taken."""
+@dataclass(frozen=True, slots=True)
+class LoginResult:
+    """How a login went: the server's status after it, and whether it asked for a login at
+    all (connected and asked: new tokens are stored)."""
+
+    status: McpServerStatus
+    asked: bool
+
+
+async def login(config: McpServerConfig, show: Callable[[str], Awaitable[None]]) -> LoginResult:
+    """Run the authorization flow for `config` and connect once. Raises OSError when the
+    callback port is taken."""
     callback = LoopbackCallback(config.oauth.callback_port)
+    asked: list[str] = []
+
+    async def present(url: str) -> None:
+        asked.append(url)
+        await show(url)
+
     try:
         manager = McpManager(
             {config.name: config},
             connect_timeout=LOGIN_CONNECT_TIMEOUT,
-            login=Interactive(show, callback),
+            login=Interactive(present, callback),
         )
         async with manager:
-            return manager.statuses()[config.name]
+            return LoginResult(manager.statuses()[config.name], asked=bool(asked))
     finally:
         callback.close_socket()
