@@ -27,7 +27,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -261,7 +261,6 @@ class AuthAttempt:
     """What the OAuth flow of one connection found out (read when it fails)."""
 
     login_required: bool = False
-    storage: FileTokenStorage | None = field(default=None, repr=False)
 
 
 def client_auth(
@@ -272,7 +271,7 @@ def client_auth(
     path = token_file(config)
     if path is None:
         return None
-    storage = attempt.storage = FileTokenStorage(path, config, fresh=interactive is not None)
+    storage = FileTokenStorage(path, config, fresh=interactive is not None)
     if config.oauth.client_id and storage.stored.client is None:
         storage.stored = storage.stored.model_copy(
             update={"client": _preregistered(config.oauth.client_id, interactive)}
