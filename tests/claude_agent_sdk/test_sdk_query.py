@@ -24,6 +24,7 @@ from queryloop.claude_agent_sdk import (
     UserMessage,
     query,
 )
+from queryloop.claude_agent_sdk.mapping import plan_agent
 from queryloop.context.system_prompt import DEFAULT_STATIC_PREFIX
 from queryloop.testing import MessagesServer, server_error, text, thinking, tool_use, turn
 
@@ -254,10 +255,6 @@ async def test_resume_and_continue_conversation_pick_up_the_session(
         (ClaudeAgentOptions(effort="high"), "effort"),
         (ClaudeAgentOptions(output_format={"type": "json"}), "output_format"),
         (ClaudeAgentOptions(resume="x", continue_conversation=True), "continue_conversation"),
-        (
-            ClaudeAgentOptions(mcp_servers={"old": {"type": "sse", "url": "http://x"}}),
-            "mcp_servers['old']",
-        ),
         (ClaudeAgentOptions(hooks={"Setup": []}), "hooks['Setup']"),
     ],
 )
@@ -394,3 +391,9 @@ async def test_naming_the_project_in_setting_sources_trusts_its_folder(
     commands = [m[0].data["slash_commands"] for m in (default, project)]  # type: ignore[union-attr]
     assert ["commit" in c for c in commands] == [False, True]
     assert any("trust" in line for line in notices), notices
+
+
+def test_an_sse_mcp_server_is_passed_on_like_an_http_one() -> None:
+    sse = {"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"X-Key": "k"}}
+    plan = plan_agent(ClaudeAgentOptions(mcp_servers={"old": sse}))  # type: ignore[dict-item]
+    assert plan.kwargs["mcp_servers"] == {"old": sse}

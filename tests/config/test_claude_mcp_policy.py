@@ -74,9 +74,12 @@ def started(folder: Path, **kw: Any) -> list[str]:
 
 def test_the_policy_covers_project_plugin_and_code_servers(tmp_path: Path) -> None:
     folder = project(tmp_path, {"proj": {"command": "python3", "args": ["p.py"]}})
-    code = {"inline": {"type": "http", "url": "https://mcp.example.com/v1"}}
+    code = {
+        "inline": {"type": "http", "url": "https://mcp.example.com/v1"},
+        "legacy": {"type": "sse", "url": "https://old.example.com/sse"},
+    }
     every = started(folder, plugin_dirs=[QA_KIT], mcp_servers=code)
-    assert every == ["inline", "plugin_qa-kit_echo", "proj"]
+    assert every == ["inline", "legacy", "plugin_qa-kit_echo", "proj"]
     managed(
         {
             "deniedMcpServers": [
@@ -89,7 +92,7 @@ def test_the_policy_covers_project_plugin_and_code_servers(tmp_path: Path) -> No
     ws = load_workspace(folder, trust_override=True, plugin_dirs=[QA_KIT], mcp_servers=code)
     assert dict(ws.mcp_servers) == {}
     notice = next(n for n in ws.notices if "MCP servers not started" in n)
-    for name in ("proj", "inline", "plugin_qa-kit_echo"):
+    for name in ("proj", "inline", "legacy", "plugin_qa-kit_echo"):
         assert name in notice
 
 

@@ -1,16 +1,14 @@
-"""McpManager against REAL MCP servers started by the tests (stdio and streamable HTTP)."""
+"""McpManager against REAL MCP servers started by the tests (stdio, streamable HTTP, SSE)."""
 
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from mcp_support import SERVERS, served
 
 from queryloop.config import McpServerConfig, load_mcp_config
 from queryloop.messages import UserMessage
@@ -19,8 +17,6 @@ from queryloop.permissions import PermissionChecker, PermissionContext, RuleSet
 from queryloop.tools.base import Tool, ToolContext, ToolResult
 from queryloop.tools.execution import run_tool_call
 from queryloop.tools.mcp import McpManager, McpUnavailable, describe_statuses, tool_name
-
-SERVERS = Path(__file__).parent / "servers"
 
 
 def stdio(name: str, script: str, *args: str) -> McpServerConfig:
@@ -189,7 +185,14 @@ def test_mcp_json_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
                         "headers": {"Authorization": "Bearer ${MY_TOKEN}"},
                     },
                     "bad name!": {"command": "x"},
-                    "sse": {"type": "sse", "url": "http://x"},
+                    "sse": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+                    "ws": {"type": "ws", "url": "ws://x"},
+                    "pinned": {
+                        "type": "sse",
+                        "url": "http://127.0.0.1:1/sse",
+                        "oauth": {"callbackPort": 8765, "scopes": "read write"},
+                    },
+                    "badport": {"type": "http", "url": "http://x", "oauth": {"callbackPort": 0}},
                     "nocmd": {"args": []},
                 }
             }
@@ -197,9 +200,12 @@ def test_mcp_json_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     )
     servers, problems = load_mcp_config(path)
     assert servers["files"].args == ("srv.py", "s3cret") and servers["files"].env == {"T": "dflt"}
-    assert servers["remote"].transport == "http"
+    assert servers["remote"].transport == "http" and servers["sse"].transport == "sse"
     assert servers["remote"].headers == {"Authorization": "Bearer s3cret"}
-    assert len(problems) == 3 and any("not supported" in p for p in problems)
+    assert servers["pinned"].oauth.callback_port == 8765
+    assert servers["pinned"].oauth.scopes == "read write"
+    assert len(problems) == 4 and any("not supported" in p for p in problems)
+    assert any("mcpServers.badport: 'oauth.callbackPort' must be a port" in p for p in problems)
     broken = tmp_path / "broken.json"
     broken.write_text('{"mcpServers": {')
     assert "broken.json:1:" in load_mcp_config(broken)[1][0]
@@ -207,52 +213,11 @@ def test_mcp_json_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert len(tool_name("s", "x" * 100)) == 64
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], limit: float = 20) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "the HTTP MCP server exited early"
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise AssertionError("the HTTP MCP server did not start listening")
-
-
-def _start_http_server() -> tuple[int, subprocess.Popen[bytes]]:
-    """Start the server on a free port; try another if a test in a parallel worker took it
-    between our probe and the server's bind (the server then exits at once)."""
-    for _ in range(3):
-        port = _free_port()
-        proc = subprocess.Popen(
-            [sys.executable, str(SERVERS / "echo_server.py"), "http", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            _wait_for_port(port, proc)
-        except AssertionError:
-            proc.kill()
-            proc.wait(timeout=10)
-            continue
-        return port, proc
-    raise AssertionError("the HTTP MCP server did not start on any of three free ports")
-
-
 @pytest.fixture
 def http_port() -> Iterator[int]:
     """A real streamable-HTTP MCP server on 127.0.0.1 in a subprocess."""
-    port, proc = _start_http_server()
-    try:
+    with served("echo_server.py", "http") as port:
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 async def test_streamable_http_server(http_port: int) -> None:

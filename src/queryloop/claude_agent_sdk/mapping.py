@@ -235,10 +235,6 @@ def _mcp(
     for key, config in dict(servers or {}).items():  # type: ignore[call-overload]
         if isinstance(config, Mapping) and config.get("type") == "sdk":
             tools.extend(server_tools(key, dict(config)))
-        elif isinstance(config, Mapping) and config.get("type") == "sse":
-            raise UnsupportedOptionError(
-                f"mcp_servers[{key!r}]", "the SSE transport is not supported; use http"
-            )
         else:
             configs[key] = dict(config)
     return tools, configs, None

@@ -25,8 +25,8 @@ COMPACTIONS = ("default", "economy")
 """`compact.policy.COMPACTION_NAMES`, repeated: `--help` must not import the compact package."""
 CACHE_TTLS = ("5m", "1h", "auto")
 """`--cache-ttl` (the `CacheTtlSetting` values; tests/cli/test_cli_args.py checks)."""
-SUBCOMMANDS = ("sessions", "trust", "rewind", "report", "batch")
-OWN_PARSER_SUBCOMMANDS = ("rewind", "report", "batch")
+SUBCOMMANDS = ("sessions", "trust", "rewind", "report", "batch", "mcp")
+OWN_PARSER_SUBCOMMANDS = ("rewind", "report", "batch", "mcp")
 """Subcommands that parse their own arguments (`queryloop.cli.ops`)."""
 
 _EPILOG = """\
@@ -40,6 +40,8 @@ subcommands:
                                run many sessions, resumable (see docs/batch.md)
   queryloop acp [OPTIONS]      serve editors over the Agent Client Protocol on stdio
                                (Zed, JetBrains, Neovim; see docs/acp.md)
+  queryloop mcp list | login NAME
+                               MCP servers here; log in to an OAuth-protected one
   queryloop COMMAND --help     a subcommand's own options
 
 environment:

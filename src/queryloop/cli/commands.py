@@ -219,6 +219,21 @@ async def _tasks(host: CommandHost, arg: str) -> bool:
     return True
 
 
+async def _mcp(host: CommandHost, _: str) -> bool:
+    """The session's MCP servers and how each is doing. A login runs outside the session
+    (`queryloop mcp login NAME`, which a failed server's message names); the servers
+    connect at start, so a new session picks the tokens up."""
+    servers = host.agent.mcp_status
+    if not servers:
+        host.console.print("[dim]No MCP servers in this session.[/]")
+        return True
+    for status in servers.values():
+        state = f"{status.tool_count} tools" if status.state == "connected" else status.state
+        line = f"  {status.name:<18} {state:<10} {status.message}"
+        host.console.print(line.rstrip(), markup=False, highlight=False)
+    return True
+
+
 async def _report(host: CommandHost, arg: str) -> bool:
     if not host.agent.messages:
         host.console.print("[dim]Nothing to report yet: send a prompt first.[/]")
@@ -245,6 +260,7 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("rewind", "restore code or conversation to before a prompt", _rewind),
         SlashCommand("memory", "memory files; /memory project|user TEXT adds a line", _memory),
         SlashCommand("tasks", "background tasks (also /bashes): /tasks stop ID", _tasks),
+        SlashCommand("mcp", "MCP servers and their status", _mcp),
         SlashCommand("report", "write this session's HTML report [FILE]", _report),
         SlashCommand("exit", "leave (also /quit, Ctrl-D)", _exit),
     )

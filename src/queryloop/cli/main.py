@@ -84,7 +84,7 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
         from .rewind import print_rewind
 
         return print_rewind(options.command_args, stdout)
-    if options.command in ("report", "batch"):
+    if options.command in ("report", "batch", "mcp"):
         from .ops import run_subcommand
 
         return run_subcommand(options.command, options.command_args, stdout)

@@ -19,9 +19,13 @@ if TYPE_CHECKING:
 
 
 def run_subcommand(command: str, argv: Sequence[str], out: TextIO) -> int:
-    """Run `queryloop report ...` or `queryloop batch ...`; the exit status."""
+    """Run `queryloop report ...`, `batch ...` or `mcp ...`; the exit status."""
     if command == "report":
         return report_command(list(argv), out)
+    if command == "mcp":
+        from .mcp_cmd import mcp_command
+
+        return mcp_command(list(argv), out)
     return batch_command(list(argv), out)
 
 

@@ -3,7 +3,8 @@
     {"mcpServers": {
         "files": {"command": "python", "args": ["server.py"], "env": {"TOKEN": "${TOKEN}"}},
         "remote": {"type": "http", "url": "http://127.0.0.1:8000/mcp",
-                   "headers": {"X-Key": "..."}}}}
+                   "headers": {"X-Key": "..."}},
+        "legacy": {"type": "sse", "url": "http://127.0.0.1:8001/sse"}}}
 
 `${VAR}` and `${VAR:-default}` in command, args, env, url and headers are expanded from the
 environment. A broken file or entry becomes a problem message (path, line, column, fix); the
@@ -20,9 +21,11 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
-from ..tools.mcp_server import McpServerConfig
+from ..tools.mcp_server import AUTH_DIR, McpOAuthConfig, McpServerConfig
 
 MCP_JSON = ".mcp.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -84,9 +87,11 @@ def parse_server(
         return None, f"{where}: must be an object with 'command' or 'type': 'http' and 'url'"
     kind = raw.get("type", "http" if "url" in raw else "stdio")
     if kind in ("http", "streamable-http", "streamable_http"):
-        return _http(name, raw, where, source, env_vars)
+        return _http(name, "http", raw, where, source, env_vars)
+    if kind == "sse":
+        return _http(name, "sse", raw, where, source, env_vars)
     if kind != "stdio":
-        return None, f"{where}: transport {kind!r} is not supported (use stdio or http)"
+        return None, f"{where}: transport {kind!r} is not supported (use stdio, http or sse)"
     command, args, env = raw.get("command"), raw.get("args", []), raw.get("env", {})
     if not isinstance(command, str) or not command:
         return None, f"{where}: 'command' must be a non-empty string"
@@ -111,6 +116,7 @@ def parse_server(
 
 def _http(
     name: str,
+    transport: Literal["http", "sse"],
     raw: Mapping[str, object],
     where: str,
     source: str,
@@ -122,10 +128,40 @@ def _http(
     if not _str_map(headers):
         return None, f"{where}: 'headers' must be an object of string values"
     assert isinstance(headers, Mapping)
+    oauth, problem = _oauth(raw.get("oauth", {}), where)
+    if oauth is None:
+        return None, problem
     expanded = {k: expand_vars(v, env_vars) for k, v in headers.items()}
+    url = expand_vars(url, env_vars)
     return McpServerConfig(
-        name, "http", url=expand_vars(url, env_vars), headers=expanded, source=source
+        name, transport, url=url, headers=expanded, source=source, oauth=oauth
     ), None
+
+
+def _oauth(raw: object, where: str) -> tuple[McpOAuthConfig | None, str | None]:
+    """A remote entry's `oauth` object (Claude Code's `callbackPort`, `scopes`, `clientId`)."""
+    if not isinstance(raw, Mapping):
+        return None, f"{where}: 'oauth' must be an object"
+    port, scopes, client_id = raw.get("callbackPort"), raw.get("scopes"), raw.get("clientId")
+    if port is not None and (
+        not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536
+    ):
+        return None, f"{where}: 'oauth.callbackPort' must be a port number (1-65535)"
+    for key, value in (("scopes", scopes), ("clientId", client_id)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            return None, f"{where}: 'oauth.{key}' must be a non-empty string"
+    assert scopes is None or isinstance(scopes, str)
+    assert client_id is None or isinstance(client_id, str)
+    return McpOAuthConfig(callback_port=port, scopes=scopes, client_id=client_id), None
+
+
+def with_auth_dir(servers: Mapping[str, McpServerConfig], home: Path) -> dict[str, McpServerConfig]:
+    """Remote servers with the user's token folder (`home/mcp-auth`), so that they can use
+    OAuth tokens a login stored (`tools.mcp_auth`)."""
+    return {
+        name: server if server.transport == "stdio" else replace(server, auth_dir=home / AUTH_DIR)
+        for name, server in servers.items()
+    }
 
 
 def _str_map(value: object) -> bool:

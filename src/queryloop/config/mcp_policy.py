@@ -68,7 +68,7 @@ class ServerEntry:
             return server.name == self.name
         if self.kind == "serverCommand":
             return server.transport == "stdio" and self.command == _command_of(server)
-        return server.transport == "http" and url_matches(self.url, server.url)
+        return server.transport != "stdio" and url_matches(self.url, server.url)
 
 
 def parse_entry(raw: object, *, allow: bool) -> ServerEntry | str:

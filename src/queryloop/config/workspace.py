@@ -19,7 +19,7 @@ from ..errors import ConfigError
 from ..permissions.rules import RuleSet
 from ..tools.mcp_server import McpServerConfig
 from .discovery import SettingSources, claude_home
-from .mcp import MCP_JSON, load_mcp_config, parse_server
+from .mcp import MCP_JSON, load_mcp_config, parse_server, with_auth_dir
 from .mcp_approval import approved_servers
 from .plugins import PluginSet, load_plugins
 from .settings import Settings, SettingsProblem, load_settings, queryloop_home
@@ -126,7 +126,7 @@ def load_workspace(
             errors.append(problem)
     if errors:
         raise SettingsError(errors)
-    servers, refused = settings.mcp_policy.admitted(servers)
+    servers, refused = settings.mcp_policy.admitted(with_auth_dir(servers, home))
 
     cli_rules = RuleSet.from_strings(
         allow=allowed_tools, deny=disallowed_tools, source="command line", root=cwd

@@ -1,6 +1,6 @@
 """MCP servers as queryloop tools, through the official `mcp` client.
 
-`McpManager` starts every configured server (stdio or streamable HTTP), lists its tools as
+`McpManager` starts every configured server (stdio, streamable HTTP or HTTP+SSE), lists its tools as
 `McpTool`s named `mcp__<server>__<tool>`, exposes server instructions and resources, and shuts
 everything down cleanly. Each server lives in one task that owns its `AsyncExitStack` (the MCP
 client's anyio scopes must be entered and exited by the same task); other tasks only send
@@ -35,12 +35,14 @@ import anyio
 import mcp.client.stdio as sdk_stdio
 import mcp_types as mt
 from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from .base import ToolResult
+from .mcp_auth import AuthAttempt, Interactive, McpAuthError, McpLoginRequired, client_auth
 from .mcp_convert import Block, convert_call_result, convert_resource_contents
 from .mcp_loop import McpLoop
 from .mcp_server import McpServerConfig
@@ -103,8 +105,16 @@ def tool_name(server: str, tool: str) -> str:
 class _Server:
     """One connection, owned by one task from connect to close."""
 
-    def __init__(self, config: McpServerConfig, connect_timeout: float, cwd: Path | None) -> None:
+    def __init__(
+        self,
+        config: McpServerConfig,
+        connect_timeout: float,
+        cwd: Path | None,
+        login: Interactive | None = None,
+    ) -> None:
         self.config = config
+        self.login = login
+        self.auth = AuthAttempt()
         self.cwd = config.cwd or cwd
         self.connect_timeout = connect_timeout
         self.state: ServerState = "pending"
@@ -127,9 +137,12 @@ class _Server:
                 self.ready.set()
                 await self.stop.wait()
         except Exception as exc:  # includes ExceptionGroup from the client's task groups
-            self.fail(
-                f"{'failed to start' if not self.ready.is_set() else 'stopped'}: {_leaf(exc)}"
-            )
+            if self.auth.login_required:  # however the transport wrapped it, say the fix
+                self.fail(str(McpLoginRequired(self.config.name)))
+            else:
+                self.fail(
+                    f"{'failed to start' if not self.ready.is_set() else 'stopped'}: {_leaf(exc)}"
+                )
         finally:
             self.session = None
             if self.state in ("connected", "pending"):  # pending: cancelled while connecting
@@ -138,8 +151,13 @@ class _Server:
 
     async def _connect(self, stack: AsyncExitStack) -> ClientSession:
         cfg = self.config
-        if cfg.transport == "http":
-            client = create_mcp_http_client(headers=dict(cfg.headers) or None)
+        auth = None if cfg.transport == "stdio" else client_auth(cfg, self.auth, self.login)
+        if cfg.transport == "sse":
+            read, write = await stack.enter_async_context(
+                sse_client(cfg.url, headers=dict(cfg.headers) or None, auth=auth)
+            )
+        elif cfg.transport == "http":
+            client = create_mcp_http_client(headers=dict(cfg.headers) or None, auth=auth)
             await stack.enter_async_context(client)
             read, write = await stack.enter_async_context(
                 streamable_http_client(cfg.url, http_client=client)
@@ -193,6 +211,8 @@ def _leaf(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     if isinstance(exc, TimeoutError):
         return "timed out while connecting"
+    if isinstance(exc, McpAuthError):
+        return str(exc)
     if isinstance(exc, MCPError):
         return exc.message
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -209,11 +229,16 @@ class McpManager:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         cwd: Path | None = None,
         loop: McpLoop | None = None,
+        login: Interactive | None = None,
     ) -> None:
         """`cwd`: where stdio servers start unless their config names a `cwd` (the project).
-        `loop`: the `McpLoop` to run the servers on (default: a new one, made by `start`)."""
+        `loop`: the `McpLoop` to run the servers on (default: a new one, made by `start`).
+        `login`: a person is there to log in to an OAuth server (`queryloop mcp login`);
+        without it a server that wants a login fails, naming that command."""
         self.call_timeout = call_timeout
-        self._servers = {name: _Server(cfg, connect_timeout, cwd) for name, cfg in servers.items()}
+        self._servers = {
+            name: _Server(cfg, connect_timeout, cwd, login) for name, cfg in servers.items()
+        }
         self._tools: list[McpTool] | None = None
         self._loop = loop
 

@@ -12,13 +12,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+AUTH_DIR = "mcp-auth"
+"""The folder under `$QUERYLOOP_HOME` that holds remote servers' OAuth tokens
+(`tools.mcp_auth`), one private file per server."""
+
+
+@dataclass(frozen=True, slots=True)
+class McpOAuthConfig:
+    """A remote server entry's `oauth` object (Claude Code's names: `callbackPort`, `scopes`,
+    `clientId`); every field optional, and a remote server without one still gets OAuth."""
+
+    callback_port: int | None = None
+    """The loopback port `queryloop mcp login` listens on (default: a free one)."""
+    scopes: str | None = None
+    """Space-separated scopes to ask for instead of what the server advertises."""
+    client_id: str | None = None
+    """A client registered by hand, for servers without dynamic client registration."""
+
 
 @dataclass(frozen=True, slots=True)
 class McpServerConfig:
     """How to reach one MCP server."""
 
     name: str
-    transport: Literal["stdio", "http"] = "stdio"
+    transport: Literal["stdio", "http", "sse"] = "stdio"
+    """`http` is streamable HTTP; `sse` the older HTTP+SSE transport (a GET event stream
+    and POSTs to the endpoint it names), which Claude Code still reads as `"type": "sse"`."""
     command: str = ""
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
@@ -27,3 +46,7 @@ class McpServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
     """The file it came from (or `sdk`)."""
+    oauth: McpOAuthConfig = field(default_factory=McpOAuthConfig)
+    auth_dir: Path | None = None
+    """Where this user's OAuth tokens for remote servers live (`$QUERYLOOP_HOME/mcp-auth`);
+    None: no OAuth (the server must accept the request as configured)."""
