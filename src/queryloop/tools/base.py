@@ -30,6 +30,7 @@ from ..messages.interruption import Interruption
 from ..messages.types import Message
 from ..sandbox import ExecGuard, Sandbox
 from ..tasks.manager import TaskManager
+from .file_access import LOCAL_FILES, FileAccess
 from .services import FileTextSnapshot, HiddenPaths, SkillGrants, SubagentService
 
 DEFAULT_MAX_RESULT_CHARS = 100_000
@@ -177,6 +178,9 @@ class ToolContext:
     grants: SkillGrants = field(default_factory=SkillGrants)
     """The `allowed-tools` of the skills invoked during the current prompt (the session's one
     object, shared with its subagents' contexts; the permission checker reads it)."""
+    files: FileAccess = LOCAL_FILES
+    """Where Read, Edit, MultiEdit and Write get and put a file's text (`tools.file_access`):
+    the disk, or the editor hosting the agent (its unsaved buffers); shared with subagents."""
 
     def __post_init__(self) -> None:
         if self.original_cwd is None:

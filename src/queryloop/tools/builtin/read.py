@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -82,8 +83,13 @@ class ReadTool(PathTool[ReadInput]):
                 "files and images. Use Bash with a suitable tool (for example `file` or `xxd`) "
                 "to inspect it."
             )
+        try:
+            text = await ctx.files.read_text(path)  # an editor's unsaved buffer, if it hosts us
+        except UnicodeDecodeError:
+            # Not UTF-8 (the disk says so): shown with replacement characters.
+            text = (await asyncio.to_thread(path.read_bytes)).decode("utf-8", errors="replace")
         # Counting lines of a big file takes a while: keep the event loop free.
-        yield await asyncio.to_thread(_read_text, path, input.offset, input.limit, ctx)
+        yield await asyncio.to_thread(_read_text, path, text, input.offset, input.limit, ctx)
 
 
 def _read_image(path: Path) -> ToolResult:
@@ -101,19 +107,21 @@ def _read_image(path: Path) -> ToolResult:
     return ToolResult(content=(ImageBlock(source=source),), data={"path": str(path)})
 
 
-def _read_text(path: Path, offset: int | None, limit: int | None, ctx: ToolContext) -> ToolResult:
+def _read_text(
+    path: Path, text: str, offset: int | None, limit: int | None, ctx: ToolContext
+) -> ToolResult:
     start = offset or 1
     count = limit or DEFAULT_LIMIT
     lines: list[str] = []
     total = 0
-    with path.open(encoding="utf-8", errors="replace", newline=None) as f:
-        for total, line in enumerate(f, start=1):
-            if start <= total < start + count:
-                lines.append(line.rstrip("\n"))
+    # newline=None: \r\n and \r end lines as \n does, as reading the file in text mode did.
+    for total, line in enumerate(io.StringIO(text, newline=None), start=1):
+        if start <= total < start + count:
+            lines.append(line.rstrip("\n"))
     record_read(ctx, path, partial=start > 1 or total >= start + count)
     if total == 0:
-        text = f"<system-reminder>The file {path} exists but is empty.</system-reminder>"
-        return ToolResult(content=text)
+        empty = f"<system-reminder>The file {path} exists but is empty.</system-reminder>"
+        return ToolResult(content=empty)
     if not lines:
         return ToolResult(
             content=f"<system-reminder>The file {path} has only {total} lines; offset {start} "
