@@ -71,7 +71,7 @@ def path_permission(ctx: ToolContext, raw_path: str | None, verb: str) -> Permis
 def record_read(ctx: ToolContext, path: Path, *, partial: bool = False) -> None:
     """Remember what the agent has seen of `path` (Edit and Write check it). The record is
     the disk's (mtime, size) even when the text came from an editor's buffer: a save, a
-    formatter or a checkout still calls for a new Read (docs/acp.md, "Files")."""
+    formatter or a checkout still calls for a new Read (docs/acp.md, "Read-state")."""
     try:
         st = path.stat()
     except FileNotFoundError:  # written into an editor's buffer it has not saved yet
