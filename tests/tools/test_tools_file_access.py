@@ -101,3 +101,20 @@ async def test_subagents_share_the_file_access(tmp_path: Path) -> None:
     buffers = Buffers()
     ctx = ToolContext(cwd=tmp_path, files=buffers)
     assert ctx.child(ctx.abort).files is buffers
+
+
+@pytest.mark.parametrize(
+    "text", ["a\r\nb\rc\nd", "one\n\n\ntwo\n", "form\x0cfeed\u2028line\r\n", "", "\r", "x"]
+)
+@pytest.mark.parametrize(("offset", "limit"), [(None, None), (2, 1), (3, 5)])
+async def test_a_buffer_reads_as_the_same_text_on_disk_does(
+    tmp_path: Path, text: str, offset: int | None, limit: int | None
+) -> None:
+    """Lines end at CRLF, CR and LF only, the window and the counts are the same."""
+    f = tmp_path / "f.txt"
+    f.write_bytes(text.encode())
+    request = {"file_path": "f.txt", "offset": offset, "limit": limit}
+    on_disk = await call(ReadTool(), request, ToolContext(cwd=tmp_path))
+    f.write_bytes(b"something else entirely\n")
+    buffered = ToolContext(cwd=tmp_path, files=Buffers(open={str(f): text}))
+    assert (await call(ReadTool(), request, buffered)).text == on_disk.text

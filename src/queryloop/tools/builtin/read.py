@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import io
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -112,12 +111,7 @@ def _read_text(
 ) -> ToolResult:
     start = offset or 1
     count = limit or DEFAULT_LIMIT
-    lines: list[str] = []
-    total = 0
-    # newline=None: \r\n and \r end lines as \n does, as reading the file in text mode did.
-    for total, line in enumerate(io.StringIO(text, newline=None), start=1):
-        if start <= total < start + count:
-            lines.append(line.rstrip("\n"))
+    lines, total = _window(text, start, count)
     record_read(ctx, path, partial=start > 1 or total >= start + count)
     if total == 0:
         empty = f"<system-reminder>The file {path} exists but is empty.</system-reminder>"
@@ -132,3 +126,20 @@ def _read_text(
     if last < total:
         body += f"\n\n[Showing lines {start}-{last} of {total}. Use offset={last + 1} to read on.]"
     return ToolResult(content=body, data={"path": str(path), "lines": total})
+
+
+def _window(text: str, start: int, count: int) -> tuple[list[str], int]:
+    """Lines `start` to `start + count - 1` (1-based) of `text` and how many lines it has,
+    as text mode reads lines (CRLF and CR end one as LF does), without splitting the whole
+    text: a large file costs one copy at most."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # no copy without a \r
+    total = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    lines: list[str] = []
+    pos, number = 0, 1
+    while number < start + count and pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end == -1 else end
+        if number >= start:
+            lines.append(text[pos:end])
+        pos, number = end + 1, number + 1
+    return lines, total
