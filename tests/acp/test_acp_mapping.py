@@ -1,19 +1,25 @@
 """The pure mappings of `queryloop acp`: how a prompt's end becomes a stop reason, how tool
-calls are shown, how a prompt's content blocks become text."""
+calls are shown, how a prompt's content blocks become text, which file access the client's
+capabilities give."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
+from acp.interfaces import Client
 from acp.schema import (
+    ClientCapabilities,
     EmbeddedResourceContentBlock,
     FileEditToolCallContent,
+    FileSystemCapabilities,
     ResourceContentBlock,
     TextContentBlock,
     TextResourceContents,
 )
 
+from queryloop.acp.files import EditorFiles, editor_files
 from queryloop.acp.tool_calls import tool_info
 from queryloop.acp.updates import PromptBlock, prompt_text, stop_reason
 from queryloop.loop.events import TerminalEvent
@@ -73,3 +79,20 @@ def test_a_prompt_of_blocks_becomes_one_text() -> None:
     assert prompt_text(blocks) == (
         'Explain\n@/p/a.py\n<context ref="file:///p/b.py">\nprint(1)\n</context>'
     )
+
+
+@pytest.mark.parametrize(
+    ("reads", "writes"), [(True, True), (True, False), (False, True), (False, False)]
+)
+def test_the_client_file_system_is_used_for_the_directions_it_offers(
+    reads: bool, writes: bool
+) -> None:
+    fs = FileSystemCapabilities(read_text_file=reads, write_text_file=writes)
+    client = cast(Client, object())  # never called: only the choice is tested here
+    access = editor_files(client, ClientCapabilities(fs=fs), lambda: "s")
+    if reads or writes:
+        assert isinstance(access, EditorFiles)
+        assert (access.reads, access.writes) == (reads, writes)
+    else:
+        assert access is None  # the disk, as in the terminal
+    assert editor_files(client, None, lambda: "s") is None

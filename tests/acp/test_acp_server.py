@@ -26,9 +26,12 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AllowedOutcome,
+    ClientCapabilities,
     DeniedOutcome,
     FileEditToolCallContent,
+    FileSystemCapabilities,
     PermissionOption,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     SessionConfigOptionSelect,
     ToolCallProgress,
@@ -68,6 +71,11 @@ class Editor:
     asking: asyncio.Event = field(default_factory=asyncio.Event)
     """Set while a question answered "hold" waits (until `cancelled` is set)."""
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    buffers: dict[str, str] = field(default_factory=dict)
+    """Unsaved text of open files, by path (`fs/read_text_file`; the disk for the rest)."""
+    written: dict[str, str] = field(default_factory=dict)
+    """What `fs/write_text_file` put into buffers (never saved to the disk)."""
+    read: list[str] = field(default_factory=list)
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         self.updates.append(update)
@@ -85,6 +93,14 @@ class Editor:
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=choice)
         )
+
+    async def read_text_file(self, session_id: str, path: str, **_: Any) -> ReadTextFileResponse:
+        self.read.append(path)
+        text = self.buffers.get(path)
+        return ReadTextFileResponse(content=Path(path).read_text() if text is None else text)
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **_: Any) -> None:
+        self.written[path] = self.buffers[path] = content
 
     def take(self) -> list[Any]:
         """The updates so far, forgotten."""
@@ -405,3 +421,46 @@ async def test_cancel_while_a_question_is_open_refuses_the_call(world: World) ->
     again = await world.conn.prompt(session_id=session, prompt=[text_block("Never mind")])
     assert again.stop_reason == "end_turn"
     assert world.server.violations[-1] == []
+
+
+async def test_an_editor_file_system_is_read_and_written_through_and_none_means_the_disk(
+    world: World,
+) -> None:
+    path = world.project / "open.txt"
+    path.write_text("text on disk\n")
+    world.editor.buffers[str(path)] = "text in the buffer\n"  # unsaved in the editor
+    fs = FileSystemCapabilities(read_text_file=True, write_text_file=True)
+    await world.conn.initialize(
+        protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities(fs=fs)
+    )
+    try:
+        session = await new_session(world)
+    finally:  # sessions opened later (and the other tests') use the disk
+        await world.conn.initialize(protocol_version=PROTOCOL_VERSION)
+    edit = {"file_path": "open.txt", "old_string": "in the buffer", "new_string": "edited"}
+    world.script.turns += [
+        turn(tool_use("Read", {"file_path": "open.txt"})),
+        turn(tool_use("Edit", edit)),
+        turn(text("Done.")),
+    ]
+    world.editor.answers += ["allow"]
+    first = len(world.server.requests)
+
+    response = await world.conn.prompt(session_id=session, prompt=[text_block("Edit it")])
+
+    assert response.stop_reason == "end_turn"
+    seen = json.dumps(world.server.requests[first + 1]["messages"][-1])
+    assert "text in the buffer" in seen and "on disk" not in seen  # Read saw the buffer
+    assert world.editor.written == {str(path): "text edited\n"}  # Edit wrote the buffer
+    assert path.read_text() == "text on disk\n"  # and not the disk
+    statuses = [u.status for u in world.editor.take() if isinstance(u, ToolCallProgress)]
+    assert statuses.count("completed") == 2
+
+    # A session of a client that offers no file system reads the disk, as the terminal does.
+    world.editor.read.clear()
+    plain = await new_session(world)
+    world.script.turns += [turn(tool_use("Read", {"file_path": "open.txt"})), turn(text("Ok."))]
+    first = len(world.server.requests)
+    await world.conn.prompt(session_id=plain, prompt=[text_block("Read it")])
+    assert "text on disk" in json.dumps(world.server.requests[first + 1]["messages"][-1])
+    assert world.editor.read == []

@@ -65,6 +65,9 @@ class QueryloopAcpAgent:
         self.host = host
         self.sessions: dict[str, AcpSession] = {}
         self._client: Client | None = None
+        self.capabilities: ClientCapabilities | None = None
+        """What the client offered in its latest `initialize`; sessions opened after it
+        use its file system (`acp.files`)."""
 
     def on_connect(self, conn: Client) -> None:
         """The connection to the client (requests and updates go through it)."""
@@ -86,8 +89,11 @@ class QueryloopAcpAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        """Our capabilities (see the module docstring) and who we are."""
+        """Our capabilities (see the module docstring) and who we are; the client's are
+        kept for the sessions it opens."""
         from .. import __version__
+
+        self.capabilities = client_capabilities
 
         capabilities = AgentCapabilities(
             load_session=True,
@@ -256,7 +262,7 @@ class QueryloopAcpAgent:
     # ---- helpers ------------------------------------------------------------------------
 
     async def _open(self, spec: AgentSpec) -> AcpSession:
-        session = AcpSession(self.host, self.client, spec)
+        session = AcpSession(self.host, self.client, spec, self.capabilities)
         try:
             await session.start()
         except RequestError:

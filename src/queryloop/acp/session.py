@@ -29,12 +29,14 @@ from acp import RequestError
 
 from ..loop.events import TerminalEvent
 from ..permissions.modes import PermissionMode
+from .files import editor_files
 from .host import AcpHost, AgentSpec
 from .permission import PermissionBridge
 from .updates import PromptBlock, Update, UpdateMapper, prompt_text, stop_reason
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
+    from acp.schema import ClientCapabilities
 
     from ..agent import Agent
     from ..messages.types import Message
@@ -58,10 +60,18 @@ MODES: Mapping[PermissionMode, tuple[str, str]] = {
 class AcpSession:
     """One ACP session over one Agent (see the module docstring)."""
 
-    def __init__(self, host: AcpHost, client: Client, spec: AgentSpec) -> None:
+    def __init__(
+        self,
+        host: AcpHost,
+        client: Client,
+        spec: AgentSpec,
+        capabilities: ClientCapabilities | None = None,
+    ) -> None:
         self.host = host
         self.client = client
         self.spec = spec
+        self.capabilities = capabilities
+        """What the client offered in `initialize` (its file system, its terminal)."""
         self.agent = self._make_agent(spec)
         self.mapper = UpdateMapper(spec.cwd)
         self._task: asyncio.Task[StopReason] | None = None
@@ -75,7 +85,9 @@ class AcpSession:
 
     def _make_agent(self, spec: AgentSpec) -> Agent:
         bridge = PermissionBridge(self.client, lambda: self.session_id, self.host, self.cancel)
-        return self.host.make_agent(spec, can_use_tool=bridge, on_notice=_notice)
+        files = editor_files(self.client, self.capabilities, lambda: self.session_id)
+        extra = {} if files is None else {"file_access": files}
+        return self.host.make_agent(spec, can_use_tool=bridge, on_notice=_notice, **extra)
 
     async def start(self) -> None:
         """Start the Agent now: settings, MCP servers, the mode in force are known after."""

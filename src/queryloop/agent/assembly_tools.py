@@ -106,7 +106,8 @@ def build_tool_context(
     """The main thread's tool state: the folders it may read (the session folder holds
     spilled tool results the model is told to Read back; skills' folders), the env, the
     observer of its tool calls (timing, trace), the session's background tasks, the host its
-    subagents start from, the Bash sandbox and the exec check. `read_files` is the session's
+    subagents start from, the Bash sandbox, the exec check and where file text is read and
+    written (`file_access`). `read_files` is the session's
     record of the files the agent has seen (`Session.read_files`, restored on resume); the
     context shares that dict, and the list of loaded deferred tools (`Session.loaded_tools`)
     likewise."""
@@ -121,6 +122,7 @@ def build_tool_context(
         exec_guard=exec_guard,
         hidden_paths=hidden_paths,
         web=web if web is not None else WebModels(),
+        files=options.tools.file_access,
         cwd=options.workspace.cwd,
         additional_dirs=[
             *workspace.settings.additional_directories,

@@ -33,6 +33,7 @@ from ..providers.retry import RetryPolicy
 from ..session.store_api import SessionStore
 from ..tools.base import Tool
 from ..tools.builtin import selected_builtin_names
+from ..tools.file_access import LOCAL_FILES, FileAccess
 from ..tools.structured_output import OutputSchema
 
 if TYPE_CHECKING:
@@ -144,6 +145,10 @@ class ToolOptions:
     """When MCP tools go behind ToolSearch: "auto" (default: above 10% of the context window),
     "auto:N" (N percent), a token threshold, "always" or "never" (docs/context.md). None = the
     settings' "toolSearch", else "auto"."""
+    file_access: FileAccess = LOCAL_FILES
+    """Where Read, Edit, MultiEdit and Write get and put a file's text: the local disk, or
+    your `FileAccess` (an editor's buffers, as `queryloop acp` passes). Paths, permissions,
+    read-state and images stay on the disk (docs/tools.md)."""
 
 
 @dataclass(frozen=True)
@@ -361,6 +366,7 @@ class AgentKwargs(TypedDict, total=False):
     context_window: int | None
     compaction: CompactionName | None
     tool_search: str | int | None
+    file_access: FileAccess
     cache_ttl: CacheTtlSetting | None
     env: Mapping[str, str]
     history: Sequence[Message]

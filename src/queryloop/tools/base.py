@@ -30,6 +30,7 @@ from ..messages.interruption import Interruption
 from ..messages.types import Message
 from ..sandbox import ExecGuard, Sandbox
 from ..tasks.manager import TaskManager
+from .file_access import LOCAL_FILES, FileAccess
 from .services import FileTextSnapshot, HiddenPaths, SkillGrants, SubagentService, WebModels
 
 DEFAULT_MAX_RESULT_CHARS = 100_000
@@ -180,6 +181,9 @@ class ToolContext:
     web: WebModels = field(default_factory=WebModels)
     """The models WebSearch and WebFetch ask (the session's, shared with its subagents);
     the default asks none: WebSearch is unavailable and WebFetch returns the page itself."""
+    files: FileAccess = LOCAL_FILES
+    """Where Read, Edit, MultiEdit and Write get and put a file's text (`tools.file_access`):
+    the disk, or the editor hosting the agent (its unsaved buffers); shared with subagents."""
 
     def __post_init__(self) -> None:
         if self.original_cwd is None:

@@ -69,8 +69,14 @@ def path_permission(ctx: ToolContext, raw_path: str | None, verb: str) -> Permis
 
 
 def record_read(ctx: ToolContext, path: Path, *, partial: bool = False) -> None:
-    """Remember what the agent has seen of `path` (Edit and Write check it)."""
-    st = path.stat()
+    """Remember what the agent has seen of `path` (Edit and Write check it). The record is
+    the disk's (mtime, size) even when the text came from an editor's buffer: a save, a
+    formatter or a checkout still calls for a new Read (docs/acp.md, "Read-state")."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:  # written into an editor's buffer it has not saved yet
+        ctx.read_files.pop(str(path), None)
+        return
     ctx.read_files[str(path)] = FileReadRecord(
         mtime_ns=st.st_mtime_ns, size=st.st_size, partial=partial
     )

@@ -61,8 +61,9 @@ def apply_all(text: str, edits: list[Replacement]) -> tuple[str, int]:
     return text, first_change or 0
 
 
-def read_for_edit(ctx: ToolContext, path: Path) -> str:
-    """The current text of a file the agent may edit; raises ToolError otherwise."""
+async def read_for_edit(ctx: ToolContext, path: Path) -> str:
+    """The current text of a file the agent may edit (through `ctx.files`: the editor's
+    buffer when an editor hosts the agent); raises ToolError otherwise."""
     if path.is_dir():
         raise ToolError(f"{path} is a directory, not a file.")
     if not path.exists():
@@ -74,8 +75,7 @@ def read_for_edit(ctx: ToolContext, path: Path) -> str:
     if problem:
         raise ToolError(problem)
     try:
-        with path.open(encoding="utf-8", newline="") as f:
-            return f.read()
+        return await ctx.files.read_text(path)
     except UnicodeDecodeError as exc:
         raise ToolError(
             f"{path} is not valid UTF-8 text ({exc.reason} at byte {exc.start}); edit it with "
@@ -90,11 +90,9 @@ def to_lf(text: str) -> tuple[str, bool]:
     return text, False
 
 
-def write_text(path: Path, text: str, *, crlf: bool = False) -> None:
-    """Write exactly `text` (LF turned back into CRLF for a CRLF file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as f:
-        f.write(text.replace("\n", "\r\n") if crlf else text)
+async def write_text(ctx: ToolContext, path: Path, text: str, *, crlf: bool = False) -> None:
+    """Write exactly `text` through `ctx.files` (LF turned back into CRLF for a CRLF file)."""
+    await ctx.files.write_text(path, text.replace("\n", "\r\n") if crlf else text)
 
 
 def snippet(text: str, offset: int, new_len: int) -> str:

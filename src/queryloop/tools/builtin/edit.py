@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -44,24 +43,24 @@ class FileEditTool(PathTool[Any]):
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> str | None:
         try:
-            self._plan(input, ctx)
+            await self._plan(input, ctx)
         except ToolError as exc:
             return str(exc)
         return None
 
-    def _plan(self, input: Any, ctx: ToolContext) -> tuple[Path, str, int, int, bool]:
+    async def _plan(self, input: Any, ctx: ToolContext) -> tuple[Path, str, int, int, bool]:
         """(path, new text, offset of the first change, length of the new region, crlf)."""
         path = resolve_path(ctx, input.file_path)
         edits = self.replacements(input)
         creating = not path.exists() and len(edits) >= 1 and edits[0].old_string == ""
-        text, crlf = to_lf("" if creating else read_for_edit(ctx, path))
+        text, crlf = to_lf("" if creating else await read_for_edit(ctx, path))
         new_text, offset = apply_all(text, edits)
         grown = len(new_text) - len(text) + max(len(e.old_string) for e in edits)
         return path, new_text, offset, max(0, grown), crlf
 
     async def call(self, input: Any, ctx: ToolContext) -> AsyncIterator[ToolProgress | ToolResult]:
-        path, new_text, offset, region, crlf = self._plan(input, ctx)
-        await asyncio.to_thread(write_text, path, new_text, crlf=crlf)
+        path, new_text, offset, region, crlf = await self._plan(input, ctx)
+        await write_text(ctx, path, new_text, crlf=crlf)
         record_read(ctx, path)
         shown = snippet(new_text, offset, region)
         yield ToolResult(

@@ -82,8 +82,13 @@ class ReadTool(PathTool[ReadInput]):
                 "files and images. Use Bash with a suitable tool (for example `file` or `xxd`) "
                 "to inspect it."
             )
+        try:
+            text = await ctx.files.read_text(path)  # an editor's unsaved buffer, if it hosts us
+        except UnicodeDecodeError:
+            # Not UTF-8 (the disk says so): shown with replacement characters.
+            text = (await asyncio.to_thread(path.read_bytes)).decode("utf-8", errors="replace")
         # Counting lines of a big file takes a while: keep the event loop free.
-        yield await asyncio.to_thread(_read_text, path, input.offset, input.limit, ctx)
+        yield await asyncio.to_thread(_read_text, path, text, input.offset, input.limit, ctx)
 
 
 def _read_image(path: Path) -> ToolResult:
@@ -101,19 +106,16 @@ def _read_image(path: Path) -> ToolResult:
     return ToolResult(content=(ImageBlock(source=source),), data={"path": str(path)})
 
 
-def _read_text(path: Path, offset: int | None, limit: int | None, ctx: ToolContext) -> ToolResult:
+def _read_text(
+    path: Path, text: str, offset: int | None, limit: int | None, ctx: ToolContext
+) -> ToolResult:
     start = offset or 1
     count = limit or DEFAULT_LIMIT
-    lines: list[str] = []
-    total = 0
-    with path.open(encoding="utf-8", errors="replace", newline=None) as f:
-        for total, line in enumerate(f, start=1):
-            if start <= total < start + count:
-                lines.append(line.rstrip("\n"))
+    lines, total = _window(text, start, count)
     record_read(ctx, path, partial=start > 1 or total >= start + count)
     if total == 0:
-        text = f"<system-reminder>The file {path} exists but is empty.</system-reminder>"
-        return ToolResult(content=text)
+        empty = f"<system-reminder>The file {path} exists but is empty.</system-reminder>"
+        return ToolResult(content=empty)
     if not lines:
         return ToolResult(
             content=f"<system-reminder>The file {path} has only {total} lines; offset {start} "
@@ -124,3 +126,20 @@ def _read_text(path: Path, offset: int | None, limit: int | None, ctx: ToolConte
     if last < total:
         body += f"\n\n[Showing lines {start}-{last} of {total}. Use offset={last + 1} to read on.]"
     return ToolResult(content=body, data={"path": str(path), "lines": total})
+
+
+def _window(text: str, start: int, count: int) -> tuple[list[str], int]:
+    """Lines `start` to `start + count - 1` (1-based) of `text` and how many lines it has,
+    as text mode reads lines (CRLF and CR end one as LF does), without splitting the whole
+    text: a large file costs one copy at most."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # no copy without a \r
+    total = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    lines: list[str] = []
+    pos, number = 0, 1
+    while number < start + count and pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end == -1 else end
+        if number >= start:
+            lines.append(text[pos:end])
+        pos, number = end + 1, number + 1
+    return lines, total

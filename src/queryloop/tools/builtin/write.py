@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -57,7 +56,7 @@ class WriteTool(PathTool[WriteInput]):
             yield ToolResult(content=problem, is_error=True)
             return
 
-        await asyncio.to_thread(write_text, path, input.content)
+        await write_text(ctx, path, input.content)
         record_read(ctx, path)
         lines = input.content.count("\n") + (0 if input.content.endswith("\n") else 1)
         verb = "updated" if existed else "created"
