@@ -18,11 +18,15 @@ import ipaddress
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-import httpx
-from bs4 import BeautifulSoup
-from markdownify import MarkdownConverter
+if TYPE_CHECKING:
+    import httpx
+
+# httpx, BeautifulSoup and markdownify are imported where a page is fetched: every session
+# builds this tool, few fetch a page, and the command line must not pay for them before its
+# first request (httpx alone brings click, rich and pygments; tests/cli/test_cli_startup.py).
 
 MAX_URL_CHARS = 2_000
 MAX_FETCH_BYTES = 10 * 1024 * 1024
@@ -107,6 +111,9 @@ def same_host(original: str, target: str) -> bool:
 
 def to_markdown(html: str) -> str:
     """The page's body as Markdown, without scripts, styles and the like."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup.find_all(_DROPPED_TAGS):
         tag.decompose()
@@ -171,6 +178,8 @@ async def fetch_page(url: str, client: httpx.AsyncClient) -> Page | Redirect:
 
 
 async def _get(url: str, client: httpx.AsyncClient) -> Page | Redirect:
+    import httpx
+
     try:
         async with client.stream("GET", url, follow_redirects=False) as response:
             if response.status_code in REDIRECT_CODES:

@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import BaseModel, Field
 
 from ...messages.blocks import TextBlock
@@ -114,6 +113,8 @@ class WebFetchTool(BaseTool[WebFetchInput]):
         yield ToolResult(content=answer, data=_data(outcome))
 
     async def _fetch(self, url: str) -> Page | Redirect:
+        import httpx  # here, not at start-up (see `_web_page`)
+
         headers = {"user-agent": USER_AGENT, "accept": "text/html, text/markdown, */*;q=0.8"}
         async with httpx.AsyncClient(timeout=TIMEOUT_S, headers=headers) as client:
             try:
