@@ -147,6 +147,7 @@ class Repl:
             options,
             can_use_tool=question.ask,
             on_notice=self.notice,
+            mcp_wait=False,  # the prompt never waits for MCP servers: they join when ready
             on_hook_status=renderer.hook_status,  # a hook's statusMessage as the spinner
             # A person reads along: label each tool run (QUERYLOOP_TOOL_USE_SUMMARIES=0: off).
             tool_use_summaries=summaries_wanted(True),
@@ -215,9 +216,10 @@ class Repl:
         )
 
     def _above_prompt(self, show: Callable[[], None]) -> None:
-        """Run `show` (it prints); while the session loads and a prompt is drawn, above it."""
+        """Run `show` (it prints); while a prompt is drawn, above it (a notice arrives at any
+        time: the load behind the first prompt, an MCP server that connects later)."""
         prompt = self._reading
-        if prompt is None or self._loaded():
+        if prompt is None:
             show()
         elif self._session is not None:
             from prompt_toolkit.application import run_in_terminal
