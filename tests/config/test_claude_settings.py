@@ -131,9 +131,11 @@ def test_an_untrusted_claude_project_contributes_only_its_deny_rules(
     assert ws.settings.rules.allow == () and ws.settings.rules.ask == ()
     assert ws.settings.default_mode is None and ws.settings.env == {}
     assert ws.settings.hooks.count() == 0 and ws.settings.additional_directories == ()
-    notice = "\n".join(ws.notices)
+    (notice,) = [n for n in ws.notices if "not trusted" in n]  # one, counting
+    assert ".claude/settings.json (1 hook, 2 allow/ask rules, env, defaultMode" in notice
+    listed = "\n".join(ws.settings.ignored)  # in full: `queryloop trust --show`
     for what in ("allow rules Bash", "ask rules", "defaultMode", "env PATH", "hooks", "MCP"):
-        assert what in notice, what
+        assert what in listed, what
     trusted = load_workspace(project, user_home=home, claude_dir=claude, trust_override=True)
     assert [str(r) for r in trusted.settings.rules.allow] == ["Bash"]
 

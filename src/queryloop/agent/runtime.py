@@ -94,7 +94,7 @@ class Notices:
 
     def hook_warning(self, warning: object) -> None:
         """A hook's warning (`HookRunner(on_warning=...)`)."""
-        self.add(f"hook warning: {warning}")
+        self.add(str(warning))  # `HookWarning` says it in words: "<event> hook '<label>' …"
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from .host import CommandHost, LineReader
 from .interrupts import Interruptible, SigintRouter
 from .line_input import plain_read_line, prompt_session
 from .loading import Loaded, build_in_background
-from .markup import is_animated
+from .markup import escape_markup, is_animated
 from .permission_prompt import NOTIFY_AFTER_S
 from .typeahead import TypeAhead, after_turn, start_typeahead, typeahead_paused
 
@@ -232,28 +232,34 @@ class Repl:
             self.console.file.flush()
 
     async def ask_trust(self) -> None:
-        """Ask once whether to trust a folder whose project files could run code. (Without
-        such files nothing is imported here: the prompt comes sooner.)"""
+        """Ask once whether to trust a folder whose project files could run code or widen
+        what the agent may do, naming what they hold (Claude Code asks "Do you trust the
+        files in this folder?" and names the files: docs/settings.md, "Workspace trust")."""
         cwd = self.options.cwd
-        found = _project_config(cwd)
-        if self.options.trust is not None or not found:
-            return
-        from ..config.trust import is_trusted, trust_folder
+        if self.options.trust is not None or not _may_hold_config(cwd):
+            return  # nothing imported: the prompt comes sooner
+        from ..config.project_config import project_config
+        from ..config.settings import queryloop_home
+        from ..config.trust import SHOW_COMMAND, is_trusted, trust_folder
 
-        if is_trusted(cwd):
+        home = queryloop_home()
+        holds = project_config(cwd, home)
+        if not holds or is_trusted(cwd, home):
             return
-        files = ", ".join(str(p.relative_to(cwd)) for p in found)
+        listed = "".join(f"\n  {escape_markup(part)}" for part in holds.parts())
         self.console.print(
-            f"[yellow]This folder has project settings ({files}) that can run commands "
-            "(hooks, MCP servers) and widen what the agent may do.[/]\n"
-            "Until you trust it, they are ignored (its deny rules still apply)."
+            f"[yellow]Do you trust the files in this folder?[/] {escape_markup(str(cwd))}\n"
+            f"Once trusted, its project files run commands (hooks, MCP servers) and may "
+            f"widen what the agent may do:{listed}\n"
+            f"Until you trust it, they are ignored (its deny rules still apply). "
+            f"`{SHOW_COMMAND}` lists them in full."
         )
         try:
             answer = (await self.read_line("Trust this folder? [y/N] > ")).strip().lower()
         except (EOFError, KeyboardInterrupt):
             return
         if answer in ("y", "yes"):
-            path = trust_folder(cwd)
+            path = trust_folder(cwd, home)
             self.console.print(f"[dim]trusted {cwd} (recorded in {path})[/]")
 
     async def replace_agent(self, **changes: Any) -> Agent:
@@ -468,10 +474,15 @@ async def _caught(reading: Awaitable[str]) -> str | BaseException:
         return exc
 
 
-def _project_config(cwd: Path) -> list[Path]:
-    """The project files that need trust before they take effect."""
-    names = (".queryloop/settings.json", ".queryloop/settings.local.json", ".mcp.json")
-    return [cwd / name for name in names if (cwd / name).is_file()]
+def _may_hold_config(cwd: Path) -> bool:
+    """Whether `cwd` or a folder above it up to the repository root has a project folder
+    (`.claude/`, `.queryloop/`) or `.mcp.json`: only then is the configuration counted."""
+    for folder in (cwd, *cwd.parents):
+        if any((folder / name).exists() for name in (".claude", ".queryloop", ".mcp.json")):
+            return True
+        if (folder / ".git").exists() or folder == Path.home():
+            return False
+    return False
 
 
 def run_repl(options: CliOptions) -> int:

@@ -105,6 +105,7 @@ SETTINGS_TABLE: tuple[SettingKey, ...] = (
         ("permissions", "allowManagedPermissionRulesOnly"),
         (
             "rules",
+            "untrusted_rules",
             "default_mode",
             "additional_directories",
             "disable_bypass_mode",

@@ -99,6 +99,9 @@ class Settings:
     """The merged, effective settings and where each piece came from."""
 
     rules: RuleSet = field(default_factory=RuleSet)
+    untrusted_rules: RuleSet = field(default_factory=RuleSet)
+    """The allow and ask rules of an untrusted project's files: not applied; a denial they
+    would have allowed says the folder is not trusted (not "add this rule")."""
     default_mode: PermissionMode | None = None
     additional_directories: tuple[Path, ...] = ()
     disable_bypass_mode: bool = False
