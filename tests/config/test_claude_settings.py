@@ -188,8 +188,10 @@ def test_claude_code_keys_never_fail_closed_and_are_named_once(
     s = load_settings(project, user_home=home, trusted=True, claude_dir=claude)
     assert s.errors == ()
     text = "\n".join(map(str, s.problems))
+    # statusLine is read (the user's is valid; the project's, without a command, warns)
     assert text.count("statusLine") == 1 and text.count("outputStyle") == 1
-    assert f"{user}:2:" in text and "does not use" in text
+    assert f"{user}:" in text and "does not use" in text
+    assert s.status_line is not None and s.status_line.command == "~/.claude/statusline.sh"
     assert "alwaysThinkingEnabled" in text
     for silent in ("enabledPlugins", "forceLoginMethod", "disableAutoMode"):
         assert silent not in text

@@ -226,6 +226,7 @@ async def assemble(
         telemetry=telemetry, trace=trace, exit_stack=exit_stack, mcp_status=_mcp_status(mcp),
         settings_watch=build_settings_watch(workspace), facts=facts,
         memory=tuple(session_context.memory_files()),
+        status_line=workspace.settings.status_line,
     )  # fmt: skip
 
 

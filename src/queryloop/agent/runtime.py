@@ -37,6 +37,7 @@ from .options import AgentOptions
 if TYPE_CHECKING:
     from ..agents import AgentCatalog
     from ..agents.wiring import SubagentParts
+    from ..config.status_line import StatusLineSetting
     from ..tasks import TaskManager
     from ..tools.mcp import McpServerStatus
 
@@ -142,6 +143,8 @@ class Runtime:
     /clear records them too."""
     memory: tuple[MemoryFile, ...]
     """The memory files the session started with, imports included (`SessionContext`)."""
+    status_line: StatusLineSetting | None = None
+    """The settings' `statusLine` command (a UI runs it: `cli.status_line`)."""
 
     # ---- derived ------------------------------------------------------------------------
 

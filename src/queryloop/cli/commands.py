@@ -244,6 +244,18 @@ async def _report(host: CommandHost, arg: str) -> bool:
     return True
 
 
+async def _agents(host: CommandHost, arg: str) -> bool:
+    from .views import agents_view
+
+    return await agents_view(host, arg)
+
+
+async def _permissions(host: CommandHost, arg: str) -> bool:
+    from .views import permissions_view
+
+    return await permissions_view(host, arg)
+
+
 async def _exit(_: Any, __: str) -> bool:
     return False
 
@@ -262,6 +274,8 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("memory", "memory files; /memory project|user TEXT adds a line", _memory),
         SlashCommand("tasks", "background tasks (also /bashes): /tasks stop ID", _tasks),
         SlashCommand("report", "write this session's HTML report [FILE]", _report),
+        SlashCommand("agents", "the agents that loaded, with their source", _agents),
+        SlashCommand("permissions", "the permission rules in force and their files", _permissions),
         SlashCommand("exit", "leave (also /quit, Ctrl-D)", _exit),
     )
 }

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from ..messages.types import Message
     from .permission_prompt import PermissionQuestion
     from .render import Renderer
+    from .status_line import StatusLineCommand
 
 
 class Repl:
@@ -80,6 +82,11 @@ class Repl:
         """The prompt being read right now, if any."""
         self.notify_after_s = NOTIFY_AFTER_S
         """How long a question waits before Notification hooks run."""
+        self._bash_context: list[str] = []
+        """`!command` records not sent yet: the next prompt carries them (`bash_mode`)."""
+        self._status_command: StatusLineCommand | None = None
+        """The settings' `statusLine` command, once the session has one (`status_line`)."""
+        self._started_at = time.monotonic()
 
     @property
     def agent(self) -> Agent:
@@ -265,9 +272,14 @@ class Repl:
     async def replace_agent(self, **changes: Any) -> Agent:
         """Swap the agent (for /model and /resume), closing the old one; the new one,
         started."""
+        from .loading import check_settings
+
         options = dataclasses.replace(self.options, continue_latest=False, **changes)
         assert self._question is not None  # loaded with the renderer
         new = self._make_agent(options, self.renderer, self._question)
+        # A model that cannot work (`/model gpt5` with no server for it) fails here, before
+        # the session is touched: the old agent, its model and the status line stay.
+        check_settings(new.options)
         await self.agent.aclose()
         self._agent = new
         self.options = dataclasses.replace(options, resume=None)
@@ -300,6 +312,7 @@ class Repl:
             )
         # The toolbar is redrawn on every key press: compute the status once per prompt.
         self.status_line = self.status()
+        self._run_status_command()
         default, self._next_input = self._next_input, ""
         try:
             # In raw mode Ctrl-C is a key (bound below); SIGINT stays with our router.
@@ -312,9 +325,12 @@ class Repl:
         return result
 
     def status(self) -> str:
-        """The bottom status line (empty while the session loads)."""
+        """The bottom status line (empty while the session loads): the `statusLine`
+        command's line when the settings have one and it has printed, else our own."""
         if not self._loaded() or self._agent is None:
             return ""
+        if self._status_command is not None and self._status_command.text:
+            return self._status_command.text
         from .render_text import status_text
 
         try:
@@ -322,6 +338,41 @@ class Repl:
         except Exception:  # the status line must never break the prompt
             context = {}
         return status_text(self.agent.model, context, self.agent.usage, self.agent.cost_usd)
+
+    def _run_status_command(self) -> None:
+        """Give the `statusLine` command the session as it is now (it runs debounced, and
+        only when something changed; its line replaces ours once printed)."""
+        if not self._loaded() or self._agent is None or self._agent.status_line is None:
+            return
+        from .. import __version__
+        from .status_line import StatusLineCommand, status_payload
+
+        agent, command = self._agent, self._agent.status_line.command
+        if self._status_command is None or self._status_command.command != command:
+            self._status_command = StatusLineCommand(
+                command, self.options.cwd, self._status_changed
+            )
+        try:
+            context = agent.context_usage()
+        except Exception:  # the status line must never break the prompt
+            context = {}
+        self._status_command.update(
+            status_payload(
+                session_id=agent.session_id,
+                transcript_path=agent.hook_transcript_path,
+                cwd=self.options.cwd,
+                model=agent.model,
+                version=__version__,
+                cost_usd=agent.cost_usd,
+                duration_ms=int((time.monotonic() - self._started_at) * 1000),
+                context=context,
+            )
+        )
+
+    def _status_changed(self) -> None:
+        self.status_line = self.status()
+        if self._session is not None:
+            self._session.app.invalidate()
 
     # ---- the loop ----------------------------------------------------------------------
 
@@ -351,6 +402,8 @@ class Repl:
                 if not await self.handle_line(line):
                     return ExitCode.OK
         finally:
+            if self._status_command is not None:
+                await self._status_command.aclose()
             await self._settle_load()
             if self._agent is not None:
                 await self._agent.aclose("prompt_input_exit")
@@ -382,6 +435,9 @@ class Repl:
         text = line.strip()
         if not text:
             return True
+        if text.startswith("!"):  # bash mode: needs no session, so no wait for its load
+            await self._bash(text[1:].strip())
+            return True
         await self._ready()
         if text.startswith("#"):
             from .memory_cmd import memory_shortcut
@@ -400,11 +456,32 @@ class Repl:
             except Exception as exc:  # a failed command must not end the session
                 self.console.print(f"[red]/{command.name} failed: {exc}[/]")
                 return True
-        await self.run_turn(text)
+        context, self._bash_context = self._bash_context, []
+        await self.run_turn("\n\n".join([*context, text]))
         typeahead, self.typeahead = self.typeahead, None
         return await after_turn(
             self._host(), typeahead, interrupted=self._aborting, run_line=self.handle_line
         )
+
+    async def _bash(self, command: str) -> None:
+        """`!command`: run it now, as the user, show its output, and keep it for the next
+        prompt (`bash_mode`; Claude Code's bash mode asks no permission rule either)."""
+        if not command:
+            self.console.print("[dim]! runs a shell command: !ls[/]")
+            return
+        from .bash_mode import run_bash
+
+        runner = Interruptible(self.interrupts)
+        done = await runner.run(run_bash(command, self.options.cwd))
+        if done is None:
+            self.console.print("[yellow]Interrupted.[/]")
+            return
+        for text, style in ((done.stdout, ""), (done.stderr, "red")):
+            if text:
+                self.console.print(text.rstrip("\n"), style=style, markup=False, highlight=False)
+        if done.status:
+            self.console.print(f"[dim](exit status {done.status})[/]")
+        self._bash_context.append(done.context())
 
     async def run_turn(self, prompt: str) -> None:
         """Stream one prompt's events to the renderer; Ctrl-C stops it."""

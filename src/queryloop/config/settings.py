@@ -63,6 +63,7 @@ from .settings_file import (
     read_settings_file,
     read_source,
 )
+from .status_line import StatusLineSetting
 
 if TYPE_CHECKING:
     from ..context.cache_ttl import CacheTtlSetting
@@ -121,6 +122,9 @@ class Settings:
     """`disableSkillShellExecution: true` in any file: skills' and commands' `!` commands
     are not run (`skills.expand`)."""
     model: str | None = None
+    status_line: StatusLineSetting | None = None
+    """`"statusLine"`: the command whose first line of output is the REPL's status line
+    (`config.status_line`)."""
     tool_search: str | int | None = None
     """`"toolSearch"`: when MCP tools go behind ToolSearch (`queryloop.context.tool_search`)."""
     compaction: CompactionName | None = None
