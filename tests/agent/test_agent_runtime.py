@@ -12,6 +12,7 @@ import pytest
 from agent_helpers import local_agent
 
 from queryloop.agent.runtime import Runtime
+from queryloop.hooks import HookWarning
 from queryloop.loop import QueryParams, RequestStart, Terminal
 from queryloop.messages import AssistantMessage
 from queryloop.session import load_transcript
@@ -39,8 +40,8 @@ async def test_the_runtime_is_frozen_and_wired_at_construction(tmp_path: Path) -
         assert runtime.subagents.host.schemas is runtime.builder.schemas  # the same bytes
         assert runtime.prompt_queue is agent.prompt_queue
         assert runtime.hooks.on_warning == runtime.notices.hook_warning
-        runtime.hooks.on_warning("a warning")
-        assert agent.notices[-1] == "hook warning: a warning"
+        runtime.hooks.on_warning(HookWarning("SessionStart", "./check.sh\nmore", "timed out"))
+        assert agent.notices[-1] == "SessionStart hook './check.sh …' timed out"  # words
         await agent.aclose()
 
 

@@ -59,19 +59,44 @@ class HeldModel:
         self._release.set()
 
 
+class CursorReports:
+    """Answers a terminal's cursor-position requests (ESC [6n) as the child's output is read:
+    the cursor is at the top left (the whole screen below it)."""
+
+    def __init__(self, child: pexpect.spawn) -> None:
+        self.child = child
+
+    def write(self, data: str) -> None:
+        """Called with what pexpect read; answers each request in it."""
+        for _ in range(data.count("\x1b[6n")):
+            self.child.send("\x1b[1;1R")
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+
 class ReplChild:
     """One `queryloop` REPL process in a pty."""
 
     def __init__(
-        self, base_url: str, tmp_path: Path, term: str, *args: str, columns: int = 120, **env: str
+        self,
+        base_url: str,
+        tmp_path: Path,
+        term: str,
+        *args: str,
+        columns: int = 120,
+        cpr: bool = False,
+        **env: str,
     ) -> None:
         self.term = term
         self.prompt = PROMPTS[term]
         self.cwd = project(tmp_path)
-        # pexpect does not answer cursor-position requests; prompt_toolkit would wait for them.
+        # pexpect does not answer cursor-position requests; prompt_toolkit would wait for
+        # them. With `cpr` they are answered (`CursorReports`): prompt_toolkit then knows the
+        # height below the cursor and draws the bottom toolbar (the status line).
+        no_cpr = {} if cpr else {"PROMPT_TOOLKIT_NO_CPR": "1"}
         environment = cli_env(
-            base_url, tmp_path, TERM=term, COLUMNS=str(columns), LINES="40",
-            PROMPT_TOOLKIT_NO_CPR="1", **env,
+            base_url, tmp_path, TERM=term, COLUMNS=str(columns), LINES="40", **no_cpr, **env,
         )  # fmt: skip
         self.child = pexpect.spawn(
             sys.executable,
@@ -83,10 +108,18 @@ class ReplChild:
             dimensions=(40, columns),
         )
         self.transcript: list[str] = []
+        if cpr:
+            self.child.logfile_read = CursorReports(self.child)
 
     def expect(self, pattern: Any, timeout: float = 60) -> int:
         """pexpect's expect with a generous default timeout."""
         index: int = self.child.expect(pattern, timeout=timeout)
+        self.transcript.append(str(self.child.before) + str(self.child.after))
+        return index
+
+    def expect_exact(self, text: str, timeout: float = 60) -> int:
+        """pexpect's expect_exact (no regular expression) with a generous default timeout."""
+        index: int = self.child.expect_exact(text, timeout=timeout)
         self.transcript.append(str(self.child.before) + str(self.child.after))
         return index
 

@@ -131,9 +131,11 @@ def test_an_untrusted_claude_project_contributes_only_its_deny_rules(
     assert ws.settings.rules.allow == () and ws.settings.rules.ask == ()
     assert ws.settings.default_mode is None and ws.settings.env == {}
     assert ws.settings.hooks.count() == 0 and ws.settings.additional_directories == ()
-    notice = "\n".join(ws.notices)
+    (notice,) = [n for n in ws.notices if "not trusted" in n]  # one, counting
+    assert ".claude/settings.json (1 hook, 2 allow/ask rules, env, defaultMode" in notice
+    listed = "\n".join(ws.settings.ignored)  # in full: `queryloop trust --show`
     for what in ("allow rules Bash", "ask rules", "defaultMode", "env PATH", "hooks", "MCP"):
-        assert what in notice, what
+        assert what in listed, what
     trusted = load_workspace(project, user_home=home, claude_dir=claude, trust_override=True)
     assert [str(r) for r in trusted.settings.rules.allow] == ["Bash"]
 
@@ -186,8 +188,10 @@ def test_claude_code_keys_never_fail_closed_and_are_named_once(
     s = load_settings(project, user_home=home, trusted=True, claude_dir=claude)
     assert s.errors == ()
     text = "\n".join(map(str, s.problems))
+    # statusLine is read (the user's is valid; the project's, without a command, warns)
     assert text.count("statusLine") == 1 and text.count("outputStyle") == 1
-    assert f"{user}:2:" in text and "does not use" in text
+    assert f"{user}:" in text and "does not use" in text
+    assert s.status_line is not None and s.status_line.command == "~/.claude/statusline.sh"
     assert "alwaysThinkingEnabled" in text
     for silent in ("enabledPlugins", "forceLoginMethod", "disableAutoMode"):
         assert silent not in text

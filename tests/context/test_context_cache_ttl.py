@@ -234,4 +234,4 @@ async def test_a_bad_setting_stops_the_run_and_an_untrusted_projects_is_ignored(
             await untrusted.run("hello")
         body = server.requests[0]
     assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert any("cacheTtl 1h" in n for n in notices), notices
+    assert any("not trusted" in n and "cacheTtl" in n for n in notices), notices

@@ -163,7 +163,7 @@ async def test_clean_shutdown_leaves_no_process(tmp_path: Path) -> None:
 async def test_connect_timeout() -> None:
     async with McpManager({"silent": stdio("silent", "silent.py")}, connect_timeout=1) as m:
         status = m.statuses()["silent"]
-        assert status.state == "failed" and "timed out while connecting" in status.message
+        assert status.state == "failed" and "did not connect within 1 s" in status.message
         assert m.tools() == []
 
 

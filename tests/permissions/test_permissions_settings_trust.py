@@ -158,17 +158,17 @@ async def test_untrusted_repo_runs_nothing_but_keeps_deny_rules(dirs: tuple[Path
     assert s.rules.allow == () and [str(r) for r in s.rules.deny] == ["Read(./.env)"]
     assert s.default_mode is None and s.env == {} and s.additional_directories == ()
     assert s.hooks.count() == 0 and ws.mcp_servers == {}
-    notice = "\n".join(ws.notices)
+    (notice,) = ws.notices
+    for needle in ["not trusted", "queryloop trust", "2 hooks", "1 MCP server: evil"]:
+        assert needle in notice
+    listed = "\n".join(ws.settings.ignored)  # in full: `queryloop trust --show`
     for needle in [
-        "not a trusted folder",
-        "queryloop trust",
         "allow rules Bash",
         "hooks PreToolUse",
         "env ANTHROPIC_BASE_URL",
         "defaultMode bypassPermissions",
-        "MCP servers evil",
     ]:
-        assert needle in notice
+        assert needle in listed
     runner = HookRunner(s.hooks, cwd=project, session_id="s")
     await runner.session_start("startup")
     await runner.pre_tool_use("Bash", {"command": "ls"}, "t", ToolContext(cwd=project))

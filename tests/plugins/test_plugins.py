@@ -108,7 +108,8 @@ def test_enabled_plugins_load_from_the_install_cache_under_trust(
     untrusted = load_workspace(proj, user_home=home, trust_override=False)
     trusted = load_workspace(proj, user_home=home, trust_override=True)
     assert untrusted.plugins.plugins == ()  # a stranger's settings enable nothing
-    assert any("enabledPlugins qa-kit@qa-market" in n for n in untrusted.notices)
+    assert any("enabledPlugins qa-kit@qa-market" in n for n in untrusted.settings.ignored)
+    assert any("not trusted" in n and "enabledPlugins" in n for n in untrusted.notices)
     loaded = trusted.plugins.plugins
     assert [(p.id, p.root) for p in loaded] == [("qa-kit@qa-market", plugin)]
     assert "plugin_qa-kit_echo" in trusted.mcp_servers

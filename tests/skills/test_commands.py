@@ -14,6 +14,7 @@ from skill_agents import agent_on
 from agent_support import messages_json
 from file_support import write_text as write
 from queryloop.config.discovery import SettingSources
+from queryloop.config.project_config import project_config
 from queryloop.skills import (
     SkillKind,
     SkillSource,
@@ -87,11 +88,10 @@ def test_commands_are_found_named_and_ordered(env: dict[str, Path]) -> None:
 
     untrusted = load_skills(proj, home, trusted=False, claude=claude)
     assert sorted(untrusted.skills) == ["frontend:component", "mine"]  # a stranger's: none
-    # ... and the user is told which were ignored and how to use them, not left guessing.
-    (skills_notice, commands_notice) = untrusted.notices
-    assert "skills were ignored" in skills_notice and "ship" in skills_notice
-    assert "commands were ignored" in commands_notice
-    assert "bad, mine, review, ship" in commands_notice and "queryloop trust" in commands_notice
+    # ... counted in the folder's one notice (`config.project_config`), not one per kind.
+    assert untrusted.notices == ()
+    held = project_config(proj, home)
+    assert (held.commands, held.skills) == (4, 1)
     assert (
         load_skills(
             proj, home, trusted=False, claude=claude, sources=SettingSources.of(["user"])

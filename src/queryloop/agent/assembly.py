@@ -8,6 +8,8 @@ A subagent's thread is made by the same thread builders (`thread_request_builder
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import replace
@@ -75,6 +77,7 @@ from .assembly_tools import (
     with_tool,
 )
 from .attachments import SessionAttachments
+from .mcp_late import McpTimeouts, gave_up, join_late_servers
 from .options import AgentOptions
 from .runtime import Notices, Runtime
 
@@ -100,13 +103,15 @@ async def assemble(
     home = queryloop_home(options.session.home)
     workspace = build_workspace(options, home)
     session_mode(options, workspace)  # a refused mode stops the run before anything starts
-    mcp_launch = _start_mcp(workspace)  # the servers start now, while the SDK still loads
+    mcp_timeouts = McpTimeouts.of({**os.environ, **workspace.settings.env})
+    mcp_launch = _start_mcp(options, workspace, mcp_timeouts)  # now, while the SDK loads
     model = build_model(options, workspace)
     store, owns_store = build_session_store(options, workspace, home, resumed)
     transcript = build_transcript(options, store, session.session_id, resumed)
     session.attach(transcript)
     notices = Notices(options.callbacks.on_notice)
     mcp = await mcp_launch.manager() if mcp_launch is not None else None
+    late_servers = mcp.pending() if mcp is not None else []  # join later (`mcp_late`)
     exit_stack = build_exit_stack(mcp, model)
     if store is not None and owns_store:
         exit_stack.callback(close_store, store)
@@ -122,7 +127,8 @@ async def assemble(
     agents, agent_notices = plugin_agents(plugins)
     for notice in [
         *workspace.notices,
-        *_mcp_notices(mcp),
+        *(gave_up(mcp) if mcp is not None else ()),
+        *([mcp_timeouts.problem] if mcp is not None and mcp_timeouts.problem else []),
         *map(str, skills.problems),
         *skills.notices,
         *agent_notices,
@@ -145,6 +151,7 @@ async def assemble(
         compact_config.context_window,
         session_id=lambda: session.session_id,  # a new one after /clear
         web_search=has_web_search(model),
+        late_servers=late_servers,
     )
     output_tool = build_output_tool(options)
     tools = with_tool(shared, output_tool)  # the main thread's; subagents get `shared`
@@ -185,6 +192,11 @@ async def assemble(
         web=build_web_models(options, model, session, telemetry),
     )  # fmt: skip
     checkpoints = build_checkpoints(tool_context)
+    if mcp is not None and late_servers:
+        joining = asyncio.create_task(
+            join_late_servers(mcp, late_servers, tool_context, notices.add), name="mcp-join"
+        )
+        exit_stack.callback(joining.cancel)
     main = build_thread(
         thread_options,
         provider=session.metered(model.provider, RequestKind.MAIN),
@@ -228,6 +240,7 @@ async def assemble(
         telemetry=telemetry, trace=trace, exit_stack=exit_stack, mcp_status=_mcp_status(mcp),
         settings_watch=build_settings_watch(workspace), facts=facts,
         memory=tuple(session_context.memory_files()),
+        status_line=workspace.settings.status_line,
     )  # fmt: skip
 
 
@@ -419,26 +432,25 @@ def build_thread_options(
     )
 
 
-def _start_mcp(workspace: Workspace) -> McpLaunch | None:
+def _start_mcp(
+    options: AgentOptions, workspace: Workspace, timeouts: McpTimeouts
+) -> McpLaunch | None:
     """Start the configured servers in the background (`tools.mcp_launch`); the mcp SDK
-    loads only when servers are configured, and then on the servers' own thread."""
+    loads only when servers are configured, and then on the servers' own thread. Each may
+    take `MCP_TIMEOUT` to connect (`mcp_late`)."""
     if not workspace.mcp_servers:
         return None
     from ..tools.mcp_launch import launch_mcp
 
-    return launch_mcp(workspace.mcp_servers, cwd=workspace.cwd)
+    return launch_mcp(
+        workspace.mcp_servers,
+        cwd=workspace.cwd,
+        connect_timeout=timeouts.connect_s,
+        call_timeout=timeouts.call_s,
+        wait=options.tools.mcp_wait,
+    )
 
 
 def _mcp_status(mcp: McpManager | None) -> Callable[[], dict[str, McpServerStatus]]:
     """How the session's MCP servers are doing, asked when wanted (none: always empty)."""
     return mcp.statuses if mcp is not None else dict
-
-
-def _mcp_notices(mcp: McpManager | None) -> list[str]:
-    if mcp is None:
-        return []
-    return [
-        f"MCP server {status.name!r} is unavailable ({status.state}): {status.message}"
-        for status in mcp.statuses().values()
-        if status.state != "connected"
-    ]

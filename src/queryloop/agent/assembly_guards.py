@@ -54,6 +54,7 @@ def build_permission_context(
     return PermissionContext(
         mode=session_mode(options, workspace),
         rules=settings.rules,
+        untrusted_rules=settings.untrusted_rules,
         developer_tools=frozenset(t.name for t in options.tools.tools),
         config_home=home,
         managed_settings=managed_settings_path(),

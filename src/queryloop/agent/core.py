@@ -14,8 +14,11 @@ from typing_extensions import TypeVar
 from ..context.queue import PromptQueue
 
 if TYPE_CHECKING:
+    from ..agents.definitions import AgentDefinition
     from ..checkpoints import Checkpoint, RewindMode, RewindOutcome
+    from ..config.status_line import StatusLineSetting
     from ..context.user_context import MemoryFile
+    from ..permissions.rules import RuleSet
     from ..report.costs import CostBreakdown
     from ..skills import Skill
     from ..tools.mcp import McpServerStatus
@@ -251,6 +254,29 @@ class Agent(Generic[OutputT]):
     def tool_names(self) -> list[str]:
         """The names of the tools the model is offered (known once the session started)."""
         return self._state.tool_names
+
+    @property
+    def agents(self) -> list[AgentDefinition]:
+        """The subagent types the session loaded (built-in, user, project, plugin, yours),
+        each with its `source` and file (empty until the session started)."""
+        return self._state.agents
+
+    @property
+    def status_line(self) -> StatusLineSetting | None:
+        """The settings' `statusLine` command, for a UI to run (None: none, or not started)."""
+        return self._state.status_line
+
+    @property
+    def hook_transcript_path(self) -> str:
+        """The transcript in Claude Code's format that hooks and the status line read
+        (`transcript_path`; "" when not persisted or not started)."""
+        return self._state.hook_transcript_path
+
+    @property
+    def permission_rules(self) -> RuleSet:
+        """The allow, ask and deny rules in force, each with the `source` it came from (a
+        settings file, the command line, or "session" for an answer given during it)."""
+        return self._state.permission_rules
 
     @property
     def permission_mode(self) -> str:

@@ -141,6 +141,10 @@ class ToolOptions:
     (`{"files": {"command": "python", "args": ["server.py"]}, "api": {"type": "http",
     "url": ...}}`), over the files' servers of the same name. Checked like the files: a bad
     entry stops the session before it starts."""
+    mcp_wait: bool = True
+    """Whether `start()` waits for every MCP server to connect or fail (each within
+    `MCP_TIMEOUT`, all at once). False: servers still connecting join later, each announced
+    by a notice when its tools are ready (the REPL, whose prompt never waits for them)."""
     tool_search: str | int | None = None
     """When MCP tools go behind ToolSearch: "auto" (default: above 10% of the context window),
     "auto:N" (N percent), a token threshold, "always" or "never" (docs/context.md). None = the
@@ -353,6 +357,7 @@ class AgentKwargs(TypedDict, total=False):
     mcp_config: str | Path | None
     plugin_dirs: Sequence[Path]
     mcp_servers: Mapping[str, Mapping[str, Any]] | None
+    mcp_wait: bool
     add_dirs: Sequence[str | Path]
     setting_sources: Sequence[str] | None
     session_id: str | None

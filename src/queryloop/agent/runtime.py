@@ -37,6 +37,7 @@ from .options import AgentOptions
 if TYPE_CHECKING:
     from ..agents import AgentCatalog
     from ..agents.wiring import SubagentParts
+    from ..config.status_line import StatusLineSetting
     from ..tasks import TaskManager
     from ..tools.mcp import McpServerStatus
 
@@ -94,7 +95,7 @@ class Notices:
 
     def hook_warning(self, warning: object) -> None:
         """A hook's warning (`HookRunner(on_warning=...)`)."""
-        self.add(f"hook warning: {warning}")
+        self.add(str(warning))  # `HookWarning` says it in words: "<event> hook '<label>' …"
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,8 @@ class Runtime:
     /clear records them too."""
     memory: tuple[MemoryFile, ...]
     """The memory files the session started with, imports included (`SessionContext`)."""
+    status_line: StatusLineSetting | None = None
+    """The settings' `statusLine` command (a UI runs it: `cli.status_line`)."""
 
     # ---- derived ------------------------------------------------------------------------
 

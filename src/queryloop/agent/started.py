@@ -20,6 +20,7 @@ from ..context.queue import PromptQueue
 from ..hooks import HookEvent
 from ..messages.constructors import meta_user_message
 from ..messages.types import Message
+from ..permissions.rules import RuleSet
 from ..session import LoadedSession, Session, Transcript, new_session_id, queryloop_home
 from ..session.store import project_key
 from ..session.stores import TranscriptRef
@@ -30,6 +31,8 @@ from .prompts import end_prompt
 from .runtime import Runtime
 
 if TYPE_CHECKING:
+    from ..agents.definitions import AgentDefinition
+    from ..config.status_line import StatusLineSetting
     from ..skills import Skill
     from ..tasks import TaskManager
     from ..tools.mcp import McpServerStatus
@@ -77,6 +80,22 @@ class Unstarted:
     @property
     def tool_names(self) -> list[str]:
         return []
+
+    @property
+    def agents(self) -> list[AgentDefinition]:
+        return []
+
+    @property
+    def status_line(self) -> StatusLineSetting | None:
+        return None
+
+    @property
+    def hook_transcript_path(self) -> str:
+        return ""
+
+    @property
+    def permission_rules(self) -> RuleSet:
+        return RuleSet()
 
     @property
     def permission_mode(self) -> str:
@@ -159,6 +178,23 @@ class Started:
     @property
     def tool_names(self) -> list[str]:
         return [tool.name for tool in self.runtime.params.tools]
+
+    @property
+    def agents(self) -> list[AgentDefinition]:
+        return list(self.runtime.agents.current.definitions)
+
+    @property
+    def status_line(self) -> StatusLineSetting | None:
+        return self.runtime.status_line
+
+    @property
+    def hook_transcript_path(self) -> str:
+        return self.runtime.hooks.transcript_path
+
+    @property
+    def permission_rules(self) -> RuleSet:
+        context = self.runtime.permission.context
+        return context.rules.merged(RuleSet(allow=tuple(context.session_allow)))
 
     @property
     def permission_mode(self) -> str:

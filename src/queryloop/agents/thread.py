@@ -9,15 +9,16 @@ way to make a request builder or the loop's parameters.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..context.cache_ttl import CacheLifetime
 from ..context.request import ToolSchemaCache, thread_request_builder
 from ..context.user_context import PathRule
 from ..loop.deps import AttachmentSource, Compactor, QueryParams
 from ..tools.base import PermissionChecker, Tool, ToolContext, ToolHooks
+from ..tools.deferred import DeferredSource
 
 if TYPE_CHECKING:
     from ..context.cache_ttl import CacheTtlSetting
@@ -36,11 +37,50 @@ class ToolSet:
 
     eager: tuple[Tool, ...]
     deferred: tuple[Tool, ...] = ()
+    late: Callable[[], Sequence[Tool]] | None = None
+    """The tools that joined while the session runs (MCP servers that connected after it
+    started), asked for each time. They are sent once marked loaded, like a deferred tool
+    ToolSearch found, at the end of the tools array (`tools.deferred`)."""
 
     @property
-    def all(self) -> tuple[Tool, ...]:
-        """Every tool the model may call, eager first."""
-        return (*self.eager, *self.deferred)
+    def all(self) -> Sequence[Tool]:
+        """Every tool the model may call, eager first (late ones as they are now)."""
+        if self.late is None:
+            return (*self.eager, *self.deferred)
+        return _WithLate((*self.eager, *self.deferred), self.late)
+
+    @property
+    def deferred_source(self) -> DeferredSource:
+        """The deferred tools as the request builder reads them: with the late ones."""
+        if self.late is None:
+            return self.deferred
+        deferred, late = self.deferred, self.late
+        return lambda: (*deferred, *late())
+
+
+class _WithLate(Sequence[Tool]):
+    """Fixed tools followed by the late ones of the moment (a call finds a tool that joined
+    after the loop's parameters were made)."""
+
+    def __init__(self, fixed: tuple[Tool, ...], late: Callable[[], Sequence[Tool]]) -> None:
+        self._fixed = fixed
+        self._late = late
+
+    def _now(self) -> tuple[Tool, ...]:
+        return (*self._fixed, *self._late())
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+    @overload
+    def __getitem__(self, index: int) -> Tool: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Tool]: ...
+    def __getitem__(self, index: int | slice) -> Tool | Sequence[Tool]:
+        return self._now()[index]
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._now())
 
 
 @dataclass(frozen=True)
@@ -159,7 +199,7 @@ def build_thread(
         environment=options.environment,
         append=options.append,
         tools=sent,
-        deferred=options.tools.deferred,
+        deferred=options.tools.deferred_source,
         user_context=options.user_context,
         thinking=options.thinking,
         tool_context=tool_context,

@@ -98,7 +98,7 @@ def build_subagents(
         provider=side,
         catalog=catalog,
         main=main,
-        tools=main.tools.all,
+        tools=tuple(main.tools.all),  # a late MCP server's tools: the main thread's only
         permission=permission,
         hooks=hooks,
         dynamic_suffix=build_dynamic_suffix(cwd=cwd, model=main.model),

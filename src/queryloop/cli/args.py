@@ -33,6 +33,7 @@ _EPILOG = """\
 subcommands:
   queryloop sessions           list this folder's sessions (id, time, first prompt, turns, cost)
   queryloop trust [PATH]       trust a folder: its hooks, MCP servers and allow rules may run
+  queryloop trust --show [PATH]  list what a folder's project files would run, untrusted
   queryloop rewind [N] [--code | --conversation] [--session ID]
                                list the latest session's checkpoints, or restore one
   queryloop report [SESSION]   write a session's report: one self-contained HTML page
@@ -241,9 +242,12 @@ def _subcommand(argv: list[str]) -> CliOptions:
     p.add_argument("--verbose", action="store_true")
     if command == "trust":
         p.add_argument("path", nargs="?", type=Path)
+        p.add_argument("--show", action="store_true", help="list what the folder would run")
     ns = p.parse_args(rest)
     cwd = _resolve_cwd(ns.cwd)
-    args = (str(ns.path),) if command == "trust" and ns.path is not None else ()
+    args: tuple[str, ...] = ()
+    if command == "trust":
+        args = (*(("--show",) if ns.show else ()), *((str(ns.path),) if ns.path else ()))
     return CliOptions(cwd=cwd, verbose=ns.verbose, command=command, command_args=args)
 
 

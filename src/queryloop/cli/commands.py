@@ -56,6 +56,36 @@ def trust_folder(path: Path, out: TextIO) -> int:
     return ExitCode.OK
 
 
+def show_trust(path: Path, out: TextIO) -> int:
+    """`queryloop trust --show [PATH]`: what the folder's project files hold, in full, and
+    whether it is trusted (the notice of an untrusted folder only counts them)."""
+    from ..config import load_workspace
+    from ..config.project_config import project_config
+    from ..config.settings import queryloop_home
+    from ..config.trust import TRUST_HINT, is_trusted
+
+    folder = path.expanduser().resolve()
+    if not folder.is_dir():
+        from .args import UsageError
+
+        raise UsageError(f"{str(path)!r} is not a folder")
+    home = queryloop_home()
+    holds = project_config(folder, home)
+    trusted = is_trusted(folder, home)
+    out.write(f"{folder} is {'trusted' if trusted else 'not trusted'}\n")
+    if not holds:
+        out.write("its project files hold nothing that needs trust\n")
+        return ExitCode.OK
+    out.write("its project files hold:\n" + "".join(f"  {p}\n" for p in holds.parts()))
+    ignored = load_workspace(folder, trust_override=False).settings.ignored
+    if ignored:
+        out.write("in full (what runs once it is trusted):\n")
+        out.write("".join(f"  {line}\n" for line in ignored))
+    if not trusted:
+        out.write(f"{TRUST_HINT}\n")
+    return ExitCode.OK
+
+
 # ---- slash commands -------------------------------------------------------------------------
 
 SlashHandler = Callable[["CommandHost", str], Awaitable[bool]]
@@ -243,6 +273,18 @@ async def _report(host: CommandHost, arg: str) -> bool:
     return True
 
 
+async def _agents(host: CommandHost, arg: str) -> bool:
+    from .views import agents_view
+
+    return await agents_view(host, arg)
+
+
+async def _permissions(host: CommandHost, arg: str) -> bool:
+    from .views import permissions_view
+
+    return await permissions_view(host, arg)
+
+
 async def _exit(_: Any, __: str) -> bool:
     return False
 
@@ -262,6 +304,8 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("tasks", "background tasks (also /bashes): /tasks stop ID", _tasks),
         SlashCommand("mcp", "MCP servers and their status", _mcp),
         SlashCommand("report", "write this session's HTML report [FILE]", _report),
+        SlashCommand("agents", "the agents that loaded, with their source", _agents),
+        SlashCommand("permissions", "the permission rules in force and their files", _permissions),
         SlashCommand("exit", "leave (also /quit, Ctrl-D)", _exit),
     )
 }

@@ -89,10 +89,12 @@ def _dispatch(options: CliOptions, stdin: TextIO, stdout: TextIO) -> int:
 
         return run_subcommand(options.command, options.command_args, stdout)
     if options.command == "trust":
-        from .commands import trust_folder
+        from .commands import show_trust, trust_folder
 
-        target = Path(options.command_args[0]) if options.command_args else options.cwd
-        return trust_folder(target, stdout)
+        show = "--show" in options.command_args
+        paths = [a for a in options.command_args if a != "--show"]
+        target = Path(paths[0]) if paths else options.cwd
+        return show_trust(target, stdout) if show else trust_folder(target, stdout)
     if options.command == "acp":
         from .editor import run_acp
 

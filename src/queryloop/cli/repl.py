@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from .host import CommandHost, LineReader
 from .interrupts import Interruptible, SigintRouter
 from .line_input import plain_read_line, prompt_session
 from .loading import Loaded, build_in_background
-from .markup import is_animated
+from .markup import escape_markup, is_animated
 from .permission_prompt import NOTIFY_AFTER_S
 from .typeahead import TypeAhead, after_turn, start_typeahead, typeahead_paused
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from ..messages.types import Message
     from .permission_prompt import PermissionQuestion
     from .render import Renderer
+    from .status_line import StatusLineCommand
 
 
 class Repl:
@@ -80,6 +82,11 @@ class Repl:
         """The prompt being read right now, if any."""
         self.notify_after_s = NOTIFY_AFTER_S
         """How long a question waits before Notification hooks run."""
+        self._bash_context: list[str] = []
+        """`!command` records not sent yet: the next prompt carries them (`bash_mode`)."""
+        self._status_command: StatusLineCommand | None = None
+        """The settings' `statusLine` command, once the session has one (`status_line`)."""
+        self._started_at = time.monotonic()
 
     @property
     def agent(self) -> Agent:
@@ -147,6 +154,7 @@ class Repl:
             options,
             can_use_tool=question.ask,
             on_notice=self.notice,
+            mcp_wait=False,  # the prompt never waits for MCP servers: they join when ready
             on_hook_status=renderer.hook_status,  # a hook's statusMessage as the spinner
             # A person reads along: label each tool run (QUERYLOOP_TOOL_USE_SUMMARIES=0: off).
             tool_use_summaries=summaries_wanted(True),
@@ -215,9 +223,10 @@ class Repl:
         )
 
     def _above_prompt(self, show: Callable[[], None]) -> None:
-        """Run `show` (it prints); while the session loads and a prompt is drawn, above it."""
+        """Run `show` (it prints); while a prompt is drawn, above it (a notice arrives at any
+        time: the load behind the first prompt, an MCP server that connects later)."""
         prompt = self._reading
-        if prompt is None or self._loaded():
+        if prompt is None:
             show()
         elif self._session is not None:
             from prompt_toolkit.application import run_in_terminal
@@ -230,36 +239,47 @@ class Repl:
             self.console.file.flush()
 
     async def ask_trust(self) -> None:
-        """Ask once whether to trust a folder whose project files could run code. (Without
-        such files nothing is imported here: the prompt comes sooner.)"""
+        """Ask once whether to trust a folder whose project files could run code or widen
+        what the agent may do, naming what they hold (Claude Code asks "Do you trust the
+        files in this folder?" and names the files: docs/settings.md, "Workspace trust")."""
         cwd = self.options.cwd
-        found = _project_config(cwd)
-        if self.options.trust is not None or not found:
-            return
-        from ..config.trust import is_trusted, trust_folder
+        if self.options.trust is not None or not _may_hold_config(cwd):
+            return  # nothing imported: the prompt comes sooner
+        from ..config.project_config import project_config
+        from ..config.settings import queryloop_home
+        from ..config.trust import SHOW_COMMAND, is_trusted, trust_folder
 
-        if is_trusted(cwd):
+        home = queryloop_home()
+        holds = project_config(cwd, home)
+        if not holds or is_trusted(cwd, home):
             return
-        files = ", ".join(str(p.relative_to(cwd)) for p in found)
+        listed = "".join(f"\n  {escape_markup(part)}" for part in holds.parts())
         self.console.print(
-            f"[yellow]This folder has project settings ({files}) that can run commands "
-            "(hooks, MCP servers) and widen what the agent may do.[/]\n"
-            "Until you trust it, they are ignored (its deny rules still apply)."
+            f"[yellow]Do you trust the files in this folder?[/] {escape_markup(str(cwd))}\n"
+            f"Once trusted, its project files run commands (hooks, MCP servers) and may "
+            f"widen what the agent may do:{listed}\n"
+            f"Until you trust it, they are ignored (its deny rules still apply). "
+            f"`{SHOW_COMMAND}` lists them in full."
         )
         try:
             answer = (await self.read_line("Trust this folder? [y/N] > ")).strip().lower()
         except (EOFError, KeyboardInterrupt):
             return
         if answer in ("y", "yes"):
-            path = trust_folder(cwd)
+            path = trust_folder(cwd, home)
             self.console.print(f"[dim]trusted {cwd} (recorded in {path})[/]")
 
     async def replace_agent(self, **changes: Any) -> Agent:
         """Swap the agent (for /model and /resume), closing the old one; the new one,
         started."""
+        from .loading import check_settings
+
         options = dataclasses.replace(self.options, continue_latest=False, **changes)
         assert self._question is not None  # loaded with the renderer
         new = self._make_agent(options, self.renderer, self._question)
+        # A model that cannot work (`/model gpt5` with no server for it) fails here, before
+        # the session is touched: the old agent, its model and the status line stay.
+        check_settings(new.options)
         await self.agent.aclose()
         self._agent = new
         self.options = dataclasses.replace(options, resume=None)
@@ -292,6 +312,7 @@ class Repl:
             )
         # The toolbar is redrawn on every key press: compute the status once per prompt.
         self.status_line = self.status()
+        self._run_status_command()
         default, self._next_input = self._next_input, ""
         try:
             # In raw mode Ctrl-C is a key (bound below); SIGINT stays with our router.
@@ -304,9 +325,12 @@ class Repl:
         return result
 
     def status(self) -> str:
-        """The bottom status line (empty while the session loads)."""
+        """The bottom status line (empty while the session loads): the `statusLine`
+        command's line when the settings have one and it has printed, else our own."""
         if not self._loaded() or self._agent is None:
             return ""
+        if self._status_command is not None and self._status_command.text:
+            return self._status_command.text
         from .render_text import status_text
 
         try:
@@ -314,6 +338,41 @@ class Repl:
         except Exception:  # the status line must never break the prompt
             context = {}
         return status_text(self.agent.model, context, self.agent.usage, self.agent.cost_usd)
+
+    def _run_status_command(self) -> None:
+        """Give the `statusLine` command the session as it is now (it runs debounced, and
+        only when something changed; its line replaces ours once printed)."""
+        if not self._loaded() or self._agent is None or self._agent.status_line is None:
+            return
+        from .. import __version__
+        from .status_line import StatusLineCommand, status_payload
+
+        agent, command = self._agent, self._agent.status_line.command
+        if self._status_command is None or self._status_command.command != command:
+            self._status_command = StatusLineCommand(
+                command, self.options.cwd, self._status_changed
+            )
+        try:
+            context = agent.context_usage()
+        except Exception:  # the status line must never break the prompt
+            context = {}
+        self._status_command.update(
+            status_payload(
+                session_id=agent.session_id,
+                transcript_path=agent.hook_transcript_path,
+                cwd=self.options.cwd,
+                model=agent.model,
+                version=__version__,
+                cost_usd=agent.cost_usd,
+                duration_ms=int((time.monotonic() - self._started_at) * 1000),
+                context=context,
+            )
+        )
+
+    def _status_changed(self) -> None:
+        self.status_line = self.status()
+        if self._session is not None:
+            self._session.app.invalidate()
 
     # ---- the loop ----------------------------------------------------------------------
 
@@ -343,6 +402,8 @@ class Repl:
                 if not await self.handle_line(line):
                     return ExitCode.OK
         finally:
+            if self._status_command is not None:
+                await self._status_command.aclose()
             await self._settle_load()
             if self._agent is not None:
                 await self._agent.aclose("prompt_input_exit")
@@ -374,6 +435,9 @@ class Repl:
         text = line.strip()
         if not text:
             return True
+        if text.startswith("!"):  # bash mode: needs no session, so no wait for its load
+            await self._bash(text[1:].strip())
+            return True
         await self._ready()
         if text.startswith("#"):
             from .memory_cmd import memory_shortcut
@@ -392,11 +456,32 @@ class Repl:
             except Exception as exc:  # a failed command must not end the session
                 self.console.print(f"[red]/{command.name} failed: {exc}[/]")
                 return True
-        await self.run_turn(text)
+        context, self._bash_context = self._bash_context, []
+        await self.run_turn("\n\n".join([*context, text]))
         typeahead, self.typeahead = self.typeahead, None
         return await after_turn(
             self._host(), typeahead, interrupted=self._aborting, run_line=self.handle_line
         )
+
+    async def _bash(self, command: str) -> None:
+        """`!command`: run it now, as the user, show its output, and keep it for the next
+        prompt (`bash_mode`; Claude Code's bash mode asks no permission rule either)."""
+        if not command:
+            self.console.print("[dim]! runs a shell command: !ls[/]")
+            return
+        from .bash_mode import run_bash
+
+        runner = Interruptible(self.interrupts)
+        done = await runner.run(run_bash(command, self.options.cwd))
+        if done is None:
+            self.console.print("[yellow]Interrupted.[/]")
+            return
+        for text, style in ((done.stdout, ""), (done.stderr, "red")):
+            if text:
+                self.console.print(text.rstrip("\n"), style=style, markup=False, highlight=False)
+        if done.status:
+            self.console.print(f"[dim](exit status {done.status})[/]")
+        self._bash_context.append(done.context())
 
     async def run_turn(self, prompt: str) -> None:
         """Stream one prompt's events to the renderer; Ctrl-C stops it."""
@@ -466,10 +551,15 @@ async def _caught(reading: Awaitable[str]) -> str | BaseException:
         return exc
 
 
-def _project_config(cwd: Path) -> list[Path]:
-    """The project files that need trust before they take effect."""
-    names = (".queryloop/settings.json", ".queryloop/settings.local.json", ".mcp.json")
-    return [cwd / name for name in names if (cwd / name).is_file()]
+def _may_hold_config(cwd: Path) -> bool:
+    """Whether `cwd` or a folder above it up to the repository root has a project folder
+    (`.claude/`, `.queryloop/`) or `.mcp.json`: only then is the configuration counted."""
+    for folder in (cwd, *cwd.parents):
+        if any((folder / name).exists() for name in (".claude", ".queryloop", ".mcp.json")):
+            return True
+        if (folder / ".git").exists() or folder == Path.home():
+            return False
+    return False
 
 
 def run_repl(options: CliOptions) -> int:

@@ -122,7 +122,6 @@ CLAUDE_IGNORED = frozenset(
         "spinnerTipsOverride",
         "spinnerVerbs",
         "sshConfigs",
-        "statusLine",
         "strictPluginOnlyCustomization",
         "subagentStatusLine",
         "syntaxHighlightingDisabled",

@@ -142,17 +142,6 @@ class FolderSet:
     untrusted: tuple[ConfigFolder, ...] = ()
     """A project's folders that exist but were not used: the project is not trusted."""
 
-    def untrusted_notice(self, cwd: Path, what: str, names: Iterable[str]) -> str | None:
-        """The notice naming what an untrusted project's folders held (None if nothing)."""
-        listed = ", ".join(sorted(names))
-        if not listed:
-            return None
-        where = ", ".join(str(f.path) for f in self.untrusted)
-        return (
-            f"{cwd} is not a trusted folder, so its {what} were ignored ({where}: {listed}); "
-            "run `queryloop trust` (or pass --trust) in this folder to use them"
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class FoundFiles:
@@ -236,9 +225,7 @@ def agent_files(
         for folder in folders.folders
         for path in markdown_files(folder.path)
     ]
-    names = [p.name for f in folders.untrusted for p in markdown_files(f.path)]
-    notice = folders.untrusted_notice(cwd, "agent files", names)
-    return FoundFiles(tuple(found), (notice,) if notice else ())
+    return FoundFiles(tuple(found))  # an untrusted project's: counted in its one notice
 
 
 def skill_files(
@@ -256,9 +243,7 @@ def skill_files(
         for folder in _precedence_order(folders.folders)
         for path in _skill_files(folder.path)
     )
-    names = [p.parent.name for f in folders.untrusted for p in _skill_files(f.path)]
-    notice = folders.untrusted_notice(cwd, "skills", names)
-    return FoundFiles(found, (notice,) if notice else ())
+    return FoundFiles(found)  # an untrusted project's: counted in its one notice
 
 
 def _precedence_order(folders: Iterable[ConfigFolder]) -> list[ConfigFolder]:
@@ -319,9 +304,7 @@ def command_files(cwd: Path, home: Path, claude: Path, *, trusted: bool) -> Foun
         for folder in _precedence_order(folders.folders)
         for command in commands_in(folder.path, folder.scope)
     )
-    names = [c.name for f in folders.untrusted for c in commands_in(f.path, f.scope)]
-    notice = folders.untrusted_notice(cwd, "commands", names)
-    return FoundCommands(found, (notice,) if notice else ())
+    return FoundCommands(found)  # an untrusted project's: counted in its one notice
 
 
 def commands_in(folder: Path, scope: FileScope, namespace: str = "") -> list[FoundCommand]:

@@ -25,6 +25,7 @@ from .permission_settings import PermissionsRule
 from .plugins import EnabledPluginsMerger
 from .sandbox import SandboxMerger
 from .settings_file import SettingsFile, SettingsScope, Severity
+from .status_line import describe_status_line, parse_status_line
 
 if TYPE_CHECKING:
     # Loaded where used: the compact package brings the tools with it, and reading the
@@ -124,6 +125,7 @@ SETTINGS_TABLE: tuple[SettingKey, ...] = (
         ("permissions", "allowManagedPermissionRulesOnly"),
         (
             "rules",
+            "untrusted_rules",
             "default_mode",
             "additional_directories",
             "disable_bypass_mode",
@@ -143,6 +145,18 @@ SETTINGS_TABLE: tuple[SettingKey, ...] = (
         ("env",), ("env",), IGNORED, Value(_env, Merge.BY_KEY, origin=True, describe=_names)
     ),
     SettingKey(("model",), ("model",), APPLIES, Value(_string, origin=True)),
+    # a command the REPL runs: an untrusted project's is ignored, as its hooks are
+    SettingKey(
+        ("statusLine",),
+        ("status_line",),
+        IGNORED,
+        Value(
+            parse_status_line,
+            origin=True,
+            describe=describe_status_line,
+            bad=Severity.WARNING,  # Claude Code's key: a bad value never stops the run
+        ),
+    ),
     # only matters when MCP tools are deferred: a bad value is shown, the run goes on
     SettingKey(
         ("toolSearch",), ("tool_search",), APPLIES, Value(_tool_search, bad=Severity.WARNING)

@@ -46,6 +46,8 @@ class PermissionsRule:
 
     def __init__(self) -> None:
         self.rules = RuleSet()
+        self.untrusted = RuleSet()
+        """The allow rules of untrusted project files: ignored, kept only to say so."""
         self.default_mode: PermissionMode | None = None
         self.dont_ask = False
         """The last trusted `defaultMode` was Claude Code's `dontAsk`."""
@@ -63,6 +65,7 @@ class PermissionsRule:
             rules = RuleSet(allow=allow, ask=rules.ask, deny=rules.deny)
         return {
             "rules": rules,
+            "untrusted_rules": self.untrusted,
             "default_mode": self.default_mode,
             "additional_directories": tuple(self.dirs),
             "disable_bypass_mode": self.disable_bypass,
@@ -94,6 +97,7 @@ class PermissionsRule:
                 self.rules = self.rules.merged(_ruleset(behavior, rules))
             elif rules:
                 ctx.ignore(f"{behavior} rules " + ", ".join(map(str, rules)))
+                self.untrusted = self.untrusted.merged(_ruleset(behavior, rules))
         self._add_mode(ctx, raw.get("defaultMode"))
         self._add_flags(ctx, raw)
         dirs = ctx.strings(raw, "additionalDirectories")

@@ -105,11 +105,7 @@ def discover_rules(
                 conditional.append(rule)
             elif rule is not None:
                 (user if scope is FileScope.USER else project).append(rule)
-    untrusted = [f for f in folders.untrusted if f.layout is Layout.CLAUDE]
-    if sources.project and untrusted:
-        names = [str(p.relative_to(f.path)) for f in untrusted for p in rule_paths(f.path)]
-        notice = folders.untrusted_notice(cwd, "rule files", names)
-        notices.extend([notice] if notice else [])
+    # an untrusted project's rule files are counted in its one notice (`project_config`)
     return Rules(tuple(user), tuple(project), tuple(conditional), tuple(notices))
 
 

@@ -69,6 +69,7 @@ from .settings_file import (
     read_settings_file,
     read_source,
 )
+from .status_line import StatusLineSetting
 
 if TYPE_CHECKING:
     from ..context.cache_ttl import CacheTtlSetting
@@ -100,6 +101,9 @@ class Settings:
     """The merged, effective settings and where each piece came from."""
 
     rules: RuleSet = field(default_factory=RuleSet)
+    untrusted_rules: RuleSet = field(default_factory=RuleSet)
+    """The allow and ask rules of an untrusted project's files: not applied; a denial they
+    would have allowed says the folder is not trusted (not "add this rule")."""
     default_mode: PermissionMode | None = None
     additional_directories: tuple[Path, ...] = ()
     disable_bypass_mode: bool = False
@@ -119,6 +123,9 @@ class Settings:
     """`disableSkillShellExecution: true` in any file: skills' and commands' `!` commands
     are not run (`skills.expand`)."""
     model: str | None = None
+    status_line: StatusLineSetting | None = None
+    """`"statusLine"`: the command whose first line of output is the REPL's status line
+    (`config.status_line`)."""
     tool_search: str | int | None = None
     """`"toolSearch"`: when MCP tools go behind ToolSearch (`queryloop.context.tool_search`)."""
     compaction: CompactionName | None = None

@@ -21,11 +21,24 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..permissions.context import TRUST_HINT as TRUST_HINT
 from ..permissions.paths import real_path
 from .locations import user_settings_path
+from .project_config import ProjectConfig
 from .settings_file import read_settings_file
 
-TRUST_HINT = "run `queryloop trust` (or pass --trust) in this folder to trust it"
+SHOW_COMMAND = "queryloop trust --show"
+"""Lists in full what an untrusted folder's files hold (`cli.commands.show_trust`)."""
+
+
+def untrusted_notice(cwd: Path, found: ProjectConfig) -> str:
+    """The one notice of an untrusted folder: what it holds, counted, and how to see it all
+    and to trust it (never every hook's script)."""
+    held = found.summary() or "project settings"
+    return (
+        f"{cwd} is not trusted, so its project configuration is ignored (its deny rules "
+        f"still apply): {held}. `{SHOW_COMMAND}` lists it all; {TRUST_HINT}"
+    )
 
 
 def trusted_folders(user_home: Path | None = None) -> list[Path]:

@@ -22,8 +22,9 @@ from .discovery import SettingSources, claude_home
 from .mcp import MCP_JSON, load_mcp_config, parse_server, with_auth_dir
 from .mcp_approval import approved_servers
 from .plugins import PluginSet, load_plugins
+from .project_config import project_config
 from .settings import Settings, SettingsProblem, load_settings, queryloop_home
-from .trust import TRUST_HINT, is_trusted
+from .trust import is_trusted, untrusted_notice
 
 
 class SettingsError(ConfigError):
@@ -143,7 +144,7 @@ def load_workspace(
         hooks=hooks,
         additional_directories=dirs,
     )
-    notices = [f"settings warning: {p}" for p in problems]
+    notices = [str(p) for p in problems]  # `<file>:<line>:<col>: <message>`, one prefix
     notices.extend(f"plugin: {n}" for n in plugins.notices)
     if settings.hooks_off and plugin_hooks.count():
         notices.append(f"plugin: the plugins' hooks do not run ({settings.hooks_off})")
@@ -161,11 +162,10 @@ def load_workspace(
         notices.append(
             "MCP servers not started, as the settings' policy says: " + "; ".join(refused)
         )
-    if ignored:
-        notices.append(
-            f"{cwd} is not a trusted folder, so its project settings were ignored (deny rules "
-            f"still apply); {TRUST_HINT}. Ignored:\n  " + "\n  ".join(ignored)
-        )
+    if not trusted and sources.project:
+        holds = project_config(cwd, home)
+        if holds or ignored:
+            notices.append(untrusted_notice(cwd, holds))
     return Workspace(
         cwd, trusted, settings, servers, tuple(notices), tuple(problems), plugins, sources
     )

@@ -327,7 +327,7 @@ class HookMachinery:
         """Report a hook's problem to the user (kept, logged, passed to `on_warning`)."""
         warning = HookWarning(event.value, label, message)
         self.warnings.append(warning)
-        log.warning("%s hook %r %s", event.value, label, message)
+        log.info("%s hook %r %s", event.value, label, message)  # the user sees `on_warning`
         if self.on_warning is not None:
             try:
                 self.on_warning(warning)

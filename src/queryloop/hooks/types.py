@@ -56,6 +56,18 @@ class HookWarning:
     hook: str
     message: str
 
+    def __str__(self) -> str:
+        """In words, once: `SessionStart hook 'check.sh' failed: …` (a hook's label may be a
+        whole script: its first line, shortened, names it)."""
+        first = self.hook.strip().splitlines()[0] if self.hook.strip() else "?"
+        name = first if len(first) <= LABEL_WIDTH else first[: LABEL_WIDTH - 1] + "…"
+        more = " …" if name == first and "\n" in self.hook.strip() else ""
+        return f"{self.event} hook '{name}{more}' {self.message}"
+
+
+LABEL_WIDTH = 60
+"""How much of a hook's label a warning shows."""
+
 
 @dataclass(frozen=True, slots=True)
 class HookStatus:

@@ -40,6 +40,7 @@ from .call import Target, build_call, denied_by_rule
 from .context import (
     BYPASS_DISABLED,
     DEFAULT_MANAGED_SETTINGS,
+    TRUST_HINT,
     PermissionContext,
     PermissionSettings,
 )
@@ -234,7 +235,8 @@ class PermissionChecker:
             message = (
                 guard.headless_message(target.describe(name), reason)
                 if guarded
-                else _headless_message(name, target, request, protected=protected is not None)
+                else _untrusted_message(call, request)
+                or _headless_message(name, target, request, protected=protected is not None)
             )
             return PermissionDecision("deny", message, source=DenialSource.NO_APPROVER)
         return self._denied_rewrite(call, self._apply(answer, request))
@@ -354,6 +356,20 @@ def _exact_bash_rule(command: str) -> str | None:
     except ConfigError:
         return None
     return text
+
+
+def _untrusted_message(call: call_facts.Call, request: PermissionRequest) -> str | None:
+    """When an allow rule of the untrusted folder's (ignored) settings covers the call: the
+    denial says so and how to trust the folder; advising that rule would be no help."""
+    rule = call.context.untrusted_rules.find("allow", call.name, call.subject, call.target.mc)
+    if rule is None:
+        return None
+    return (
+        f"{call.target.describe(call.name)} requires approval ({request.reason}), and no one "
+        f"can approve it in this non-interactive session. The allow rule '{rule}' in "
+        f"{rule.source or 'the project settings'} would allow it, but this folder is not "
+        f"trusted, so its settings are ignored; {TRUST_HINT}."
+    )
 
 
 def _headless_message(

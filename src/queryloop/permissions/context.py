@@ -42,12 +42,19 @@ DEFAULT_MANAGED_SETTINGS = Path("/etc/queryloop/managed-settings.json")
 passes `config.settings.managed_settings_path()`)."""
 
 
+TRUST_HINT = "to trust it, run `queryloop trust` in this folder (or pass --trust)"
+"""How a folder is trusted, for every message that says one is not (`config.trust`)."""
+
+
 @dataclass
 class PermissionContext:
     """The mutable permission state of a session (the REPL can switch modes mid-session)."""
 
     mode: PermissionMode = PermissionMode.DEFAULT
     rules: RuleSet = field(default_factory=RuleSet)
+    untrusted_rules: RuleSet = field(default_factory=RuleSet)
+    """An untrusted folder's allow rules, not applied: a denial one of them would have
+    allowed says the folder is not trusted and how to trust it, not to add the rule."""
     session_allow: list[PermissionRule] = field(default_factory=list)
     """Rules the user approved with "always" during this session."""
     home: Path = field(default_factory=Path.home)

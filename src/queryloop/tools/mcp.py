@@ -25,7 +25,7 @@ import asyncio
 import logging
 import re
 import tempfile
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Collection, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,10 +139,12 @@ class _Server:
         except Exception as exc:  # includes ExceptionGroup from the client's task groups
             if self.auth.login_required:  # however the transport wrapped it, say the fix
                 self.fail(str(McpLoginRequired(self.config.name)))
+            elif self.ready.is_set():
+                self.fail(f"stopped: {_leaf(exc)}")
+            elif _timed_out(exc):
+                self.fail(f"did not connect within {self.connect_timeout:g} s (MCP_TIMEOUT)")
             else:
-                self.fail(
-                    f"{'failed to start' if not self.ready.is_set() else 'stopped'}: {_leaf(exc)}"
-                )
+                self.fail(f"failed to start: {_leaf(exc)}")
         finally:
             self.session = None
             if self.state in ("connected", "pending"):  # pending: cancelled while connecting
@@ -181,7 +183,7 @@ class _Server:
         tail = self.stderr_tail()
         self.state = "failed"
         self.message = f"{message}" + (f" (stderr: {tail})" if tail else "")
-        log.warning("MCP server %r %s", self.config.name, self.message)
+        log.info("MCP server %r %s", self.config.name, self.message)  # the notice says it
 
     def stderr_tail(self, limit: int = 500) -> str:
         try:
@@ -204,6 +206,12 @@ async def _list_tools(session: ClientSession) -> list[mt.Tool]:
         cursor = page.next_cursor
         if not cursor:
             return tools
+
+
+def _timed_out(exc: BaseException) -> bool:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return isinstance(exc, TimeoutError)
 
 
 def _leaf(exc: BaseException) -> str:
@@ -239,7 +247,8 @@ class McpManager:
         self._servers = {
             name: _Server(cfg, connect_timeout, cwd, login) for name, cfg in servers.items()
         }
-        self._tools: list[McpTool] | None = None
+        self._tools: dict[tuple[str, ...], list[McpTool]] = {}
+        """The tools of each set of connected servers asked for (the same objects each time)."""
         self._loop = loop
 
     async def __aenter__(self) -> McpManager:
@@ -249,20 +258,33 @@ class McpManager:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def start(self) -> None:
-        """Connect every server concurrently; returns when each is connected or has failed."""
+    async def start(self, *, wait: bool = True) -> None:
+        """Connect every server concurrently; returns when each is connected or has failed
+        (each within `connect_timeout`), or at once with `wait=False` (`wait_ready` then
+        tells when one is)."""
         if self._loop is None:
             self._loop = McpLoop()
         bound_stdio_shutdown()
         # Servers started and never closed (a start-up error after this) still end at exit.
         self._loop.on_exit(self, self._close_here)
-        await self._loop.run(self._start_here())
+        await self._loop.run(self._start_here(wait))
 
-    async def _start_here(self) -> None:
+    async def _start_here(self, wait: bool) -> None:
         for server in self._servers.values():
             if server.task is None:
                 server.task = asyncio.create_task(server.own(), name=f"mcp:{server.config.name}")
-        await asyncio.gather(*(s.ready.wait() for s in self._servers.values()))
+        if wait:
+            await asyncio.gather(*(s.ready.wait() for s in self._servers.values()))
+
+    def pending(self) -> list[str]:
+        """The servers still connecting, by name."""
+        return [name for name, s in self._servers.items() if s.state == "pending"]
+
+    async def wait_ready(self, name: str) -> McpServerStatus:
+        """Wait until server `name` is connected or has failed; its status then."""
+        server = self._servers[name]
+        await self._on_loop(server.ready.wait())
+        return self.statuses()[name]
 
     async def close(self) -> None:
         """Stop every server and wait for its task (no leaked processes), then the loop."""
@@ -305,16 +327,23 @@ class McpManager:
             if s.instructions and s.state == "connected"
         }
 
-    def tools(self) -> list[McpTool]:
-        """Every server's tools as queryloop tools, sorted by name (stable across requests)."""
-        if self._tools is None:
+    def tools(self, servers: Collection[str] | None = None) -> list[McpTool]:
+        """The tools the servers listed when they connected (of `servers` only, when given)
+        as queryloop tools, sorted by name (stable across requests). A server still
+        connecting has none yet; one that died keeps them (a call says it is unavailable)."""
+        connected = tuple(
+            name
+            for name, server in self._servers.items()
+            if server.tools and (servers is None or name in servers)
+        )
+        if connected not in self._tools:
             found = [
                 McpTool(self, name, tool, tool_name(name, tool.name))
-                for name, server in self._servers.items()
-                for tool in server.tools
+                for name in connected
+                for tool in self._servers[name].tools
             ]
-            self._tools = sorted(found, key=lambda t: t.name)
-        return list(self._tools)
+            self._tools[connected] = sorted(found, key=lambda t: t.name)
+        return list(self._tools[connected])
 
     async def call_tool(
         self, server: str, tool: str, arguments: Mapping[str, Any], *, timeout: float | None = None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .mcp_loop import McpLoop
 from .mcp_server import McpServerConfig
@@ -32,19 +32,44 @@ IMPORT_ATTEMPTS = 3
 class McpLaunch:
     """Servers being started by `launch_mcp`; `await manager()` for the running manager."""
 
-    def __init__(self, servers: Mapping[str, McpServerConfig], cwd: Path | None) -> None:
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerConfig],
+        cwd: Path | None,
+        connect_timeout: float | None = None,
+        wait: bool = True,
+        call_timeout: float | None = None,
+    ) -> None:
         self.loop = McpLoop()
         self._boot_task: asyncio.Task[McpManager] | None = None
         self._manager: McpManager | None = None
         # Until the manager is handed over, ending the servers at exit is this launch's job.
         self.loop.on_exit(self, self._end)
-        self._started = self.loop.submit(self._boot(dict(servers), cwd))
+        self._started = self.loop.submit(
+            self._boot(dict(servers), cwd, connect_timeout, wait, call_timeout)
+        )
 
-    async def _boot(self, servers: dict[str, McpServerConfig], cwd: Path | None) -> McpManager:
+    async def _boot(
+        self,
+        servers: dict[str, McpServerConfig],
+        cwd: Path | None,
+        connect_timeout: float | None,
+        wait: bool,
+        call_timeout: float | None,
+    ) -> McpManager:
         self._boot_task = cast("asyncio.Task[McpManager]", asyncio.current_task())
         manager_class = _import_manager()
-        manager = self._manager = manager_class(servers, cwd=cwd, loop=self.loop)
-        await manager.start()
+        # Unset, the manager's own defaults hold (MCP_TIMEOUT's 30 s, the call limit).
+        timeouts: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("connect_timeout", connect_timeout),
+                ("call_timeout", call_timeout),
+            )
+            if value is not None
+        }
+        manager = self._manager = manager_class(servers, cwd=cwd, loop=self.loop, **timeouts)
+        await manager.start(wait=wait)
         return manager
 
     async def _end(self) -> None:
@@ -60,15 +85,25 @@ class McpLaunch:
         return self._started.done()
 
     async def manager(self) -> McpManager:
-        """The manager once every server is connected or has failed (as `McpManager.start`)."""
+        """The manager once every server is connected or has failed (as `McpManager.start`),
+        or, launched with `wait=False`, as soon as the servers are starting."""
         manager = await asyncio.wrap_future(self._started)
         self.loop.done_on_exit(self)  # the manager's own exit work covers it from here
         return manager
 
 
-def launch_mcp(servers: Mapping[str, McpServerConfig], *, cwd: Path | None = None) -> McpLaunch:
-    """Start connecting `servers` in the background now; see the module doc."""
-    return McpLaunch(servers, cwd)
+def launch_mcp(
+    servers: Mapping[str, McpServerConfig],
+    *,
+    cwd: Path | None = None,
+    connect_timeout: float | None = None,
+    call_timeout: float | None = None,
+    wait: bool = True,
+) -> McpLaunch:
+    """Start connecting `servers` in the background now; see the module doc.
+    `connect_timeout`, `call_timeout`: seconds a handshake and a tool call may take (None:
+    the manager's defaults). `wait=False`: `manager()` does not wait for the servers."""
+    return McpLaunch(servers, cwd, connect_timeout, wait, call_timeout)
 
 
 def _import_manager() -> type[McpManager]:
