@@ -124,3 +124,16 @@ def test_usage_reads_and_writes_the_searches_as_the_api_does() -> None:
     assert usage.web_search_requests == 3 and (usage + usage).web_search_requests == 6
     assert usage.to_dict()["server_tool_use"] == {"web_search_requests": 3}
     assert "server_tool_use" not in Usage(input_tokens=1).to_dict()
+
+
+def test_a_paused_turn_ending_in_spaced_text_loses_only_the_trailing_whitespace() -> None:
+    """Found by the property test: the API refuses a final assistant message that ends with
+    whitespace, paused or not."""
+    history: list[Message] = [
+        user_message("search"),
+        assistant_message([CALL, HITS, TextBlock("ok ")], stop_reason="pause_turn"),
+    ]
+    out = normalize_messages_for_api(history, thinking=False)
+    assert out[-1]["content"][-1] == {"type": "text", "text": "ok"}
+    assert out[-1]["content"][:2] == [block_to_api(CALL), block_to_api(HITS)]
+    assert errors(request(out)) == []

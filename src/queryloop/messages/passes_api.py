@@ -174,10 +174,19 @@ def ensure_alternation(messages: list[ApiMessage], ctx: NormalizeContext) -> lis
 
 def _finish_final_assistant(out: list[ApiMessage], ctx: NormalizeContext) -> None:
     if is_paused_turn(out[-1]) and _continuable(out[-1], ctx):
-        return  # a server tool's paused turn goes back exactly as it came, to be continued
+        # A server tool's paused turn goes back as it came, to be continued; only trailing
+        # whitespace goes, which the API refuses at the end of any final assistant message.
+        _trim_trailing_text(out)
+        return
     if ctx.thinking_enabled or not ctx.prefill:
         out.append({"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
         return
+    _trim_trailing_text(out)
+
+
+def _trim_trailing_text(out: list[ApiMessage]) -> None:
+    """Strip the final assistant message's trailing whitespace, dropping text blocks it
+    empties (and the message, if nothing is left)."""
     content = list(out[-1]["content"])
     while content and content[-1].get("type") == "text":
         text = str(content[-1].get("text", "")).rstrip()
