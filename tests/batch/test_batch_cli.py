@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from batch_model import BatchModel
+from batch_support import batch_process
 
 from queryloop.batch import BatchResult, BatchRun, BatchTask, ResultsFile, read_results, read_tasks
 from queryloop.errors import ConfigError
@@ -26,26 +25,6 @@ def write_tasks(path: Path, count: int) -> None:
         for i in range(count)
     ]
     path.write_text("\n".join(lines) + "\n")
-
-
-def batch_process(
-    tasks: Path, out: Path, server: MessagesServer, home: Path
-) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "ANTHROPIC_API_KEY": "test-key",
-        "ANTHROPIC_BASE_URL": server.base_url,
-        "QUERYLOOP_HOME": str(home),
-    }
-    argv = [
-        sys.executable, "-m", "queryloop.cli.main", "batch", str(tasks), "--out", str(out),
-        "--concurrency", "2", "--model", "claude-sonnet-5-5",
-        "--permission-mode", "bypassPermissions",
-    ]  # fmt: skip
-    return subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
 
 
 def wait_for(predicate: object, timeout: float = 60.0) -> None:

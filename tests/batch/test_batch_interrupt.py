@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -16,10 +15,14 @@ from typing import Any
 
 import pytest
 from batch_model import has_tool_result, task_id_of
+from batch_support import batch_process
 
 from queryloop.batch import BatchTask, read_results
 from queryloop.session import session_path
 from queryloop.testing import MessagesServer, text, tool_use, turn
+
+PROGRESS_IN_PIPE = {"TTY_COMPATIBLE": "1"}
+"""rich draws the live progress bar into the pipe."""
 
 TASKS = 6
 
@@ -85,25 +88,6 @@ class Stderr:
         return self.text
 
 
-def batch(tasks: Path, out: Path, server: MessagesServer, home: Path) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "ANTHROPIC_API_KEY": "test-key",
-        "ANTHROPIC_BASE_URL": server.base_url,
-        "QUERYLOOP_HOME": str(home),
-        "TTY_COMPATIBLE": "1",  # rich draws the live progress bar into the pipe
-    }
-    argv = [
-        sys.executable, "-m", "queryloop.cli.main", "batch", str(tasks), "--out", str(out),
-        "--concurrency", "2", "--model", "claude-sonnet-5-5",
-        "--permission-mode", "bypassPermissions",
-    ]  # fmt: skip
-    return subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
-
-
 def wait_for(what: str, predicate: Any, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -134,7 +118,7 @@ def test_ctrl_c_prints_the_summary_and_a_rerun_resumes_the_interrupted_tasks(
     for task in ids[2:]:
         model.hold(task)
     with MessagesServer(model) as server:
-        first = batch(tasks, out, server, home)
+        first = batch_process(tasks, out, server, home, env=PROGRESS_IN_PIPE)
         stderr = Stderr(first)
         try:
             # t0 and t1 are done, t2 and t3 are inside their Bash calls: Ctrl-C (the
@@ -164,7 +148,7 @@ def test_ctrl_c_prints_the_summary_and_a_rerun_resumes_the_interrupted_tasks(
 
         model.release_all()
         before = len(server.requests)
-        second = batch(tasks, out, server, home)
+        second = batch_process(tasks, out, server, home, env=PROGRESS_IN_PIPE)
         stdout, stderr_text = second.communicate(timeout=120)
         assert second.returncode == 0, stderr_text
         asked_for = {task_id_of(body) for body in server.requests[before:]}

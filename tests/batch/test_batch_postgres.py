@@ -10,18 +10,24 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from batch_support import batch_process
 
 from queryloop.batch import RESUME_PROMPT, BatchTask, read_results, run_task
 from queryloop.session.postgres_store import PostgresSessionStore
 from queryloop.session.store import project_key, session_path
 from queryloop.session.store_api import SessionKey
 from queryloop.testing import MessagesServer, text, tool_use, turn
+
+
+def store_options(dsn: str) -> tuple[str, ...]:
+    """The options that put a batch's sessions in the database at `dsn`."""
+    return ("--session-store", dsn, "--no-progress")
+
 
 PROMPT = "Please do task t1 in two steps."
 
@@ -42,26 +48,6 @@ class TwoStepModel:
             return turn(text("Step one."), tool_use("Bash", {"command": "echo first-step"}))
         command = f"touch {self.started}; while [ -e {self.hold} ]; do sleep 0.05; done"
         return turn(text("Step two."), tool_use("Bash", {"command": command}))
-
-
-def batch(
-    tasks: Path, out: Path, server: MessagesServer, home: Path, dsn: str
-) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "ANTHROPIC_API_KEY": "test-key",
-        "ANTHROPIC_BASE_URL": server.base_url,
-        "QUERYLOOP_HOME": str(home),
-    }
-    argv = [
-        sys.executable, "-m", "queryloop.cli.main", "batch", str(tasks), "--out", str(out),
-        "--session-store", dsn, "--no-progress", "--model", "claude-sonnet-5-5",
-        "--permission-mode", "bypassPermissions",
-    ]  # fmt: skip
-    return subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
 
 
 def tool_results(entries: list[dict[str, Any]]) -> list[str]:
@@ -86,7 +72,7 @@ def test_a_task_killed_on_one_worker_resumes_on_another_from_postgres(
     model = TwoStepModel(tmp_path)
     model.hold.touch()
     with MessagesServer(model) as server:
-        first = batch(tasks, out, server, tmp_path / "home-a", postgres_dsn)
+        first = batch_process(tasks, out, server, tmp_path / "home-a", *store_options(postgres_dsn))
         try:
             deadline = time.monotonic() + 90
             while not (model.started.exists() and "first-step" in "".join(_results(store, key))):
@@ -98,7 +84,9 @@ def test_a_task_killed_on_one_worker_resumes_on_another_from_postgres(
             first.communicate()
         assert read_results(out) == {}
         before = len(server.requests)
-        second = batch(tasks, out, server, tmp_path / "home-b", postgres_dsn)
+        second = batch_process(
+            tasks, out, server, tmp_path / "home-b", *store_options(postgres_dsn)
+        )
         stdout, stderr = second.communicate(timeout=120)
         assert "1 resumed" in stdout, stdout
         assert second.returncode == 0, stderr
