@@ -17,15 +17,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
-from referencing import Registry
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
 
 from ..errors import ConfigError
 from .base import BaseTool, ToolContext, ToolError, ToolProgress, ToolResult
@@ -45,8 +40,19 @@ ACCEPTED_TEXT = "Structured output provided successfully"
 
 _MAX_REPORTED_ERRORS = 10
 
-DRAFT202012_VALIDATOR = jsonschema.Draft202012Validator
-"""The dialect of a schema without `$schema` (the Messages API's)."""
+if TYPE_CHECKING:
+    import jsonschema
+
+# jsonschema and referencing (with attrs and rpds) are imported where a JSON Schema dict is
+# checked: every session builds this module, few give a schema dict, and `-p` must not pay
+# for them before its first request (docs/benchmarks.md, start-up).
+
+
+def _validator_class(schema: Mapping[str, Any]) -> type[jsonschema.protocols.Validator]:
+    """The validator of the schema's own dialect, else 2020-12 (the Messages API's)."""
+    import jsonschema
+
+    return jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +93,7 @@ class OutputSchema:
         """
         if isinstance(output_type, Mapping):
             schema = _checked_schema(dict(output_type))
-            validator_class = jsonschema.validators.validator_for(schema, DRAFT202012_VALIDATOR)
-            return cls(schema, None, validator_class(schema))
+            return cls(schema, None, _validator_class(schema)(schema))
         if not isinstance(output_type, type):
             raise ConfigError(
                 f"output_type: {output_type!r} is neither a type (a pydantic model, a "
@@ -139,9 +144,13 @@ def _where(path: Iterator[Any] | Any) -> str:
 def _checked_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` if it can be a tool's input schema: a valid JSON Schema (its own dialect,
     else 2020-12) with an object at its root, whose every `$ref` resolves inside it."""
-    validator_class = jsonschema.validators.validator_for(schema, DRAFT202012_VALIDATOR)
+    from jsonschema.exceptions import SchemaError
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
     try:
-        validator_class.check_schema(schema)
+        _validator_class(schema).check_schema(schema)
     except SchemaError as exc:
         raise ConfigError(f"output_type: not a valid JSON Schema: {exc.message}") from None
     if schema.get("type") != "object":
