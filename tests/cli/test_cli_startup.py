@@ -195,37 +195,30 @@ def test_the_console_script_freezes_the_heap_before_the_interpreter_tears_down(
 
 
 @pytest.mark.parametrize("term", ["xterm-256color", "dumb"])
-def test_the_repl_prompt_comes_before_the_sdk_and_the_first_line_waits_for_it(
-    tmp_path: Path, term: str
+@pytest.mark.parametrize(
+    "slow_module",
+    [
+        pytest.param(None, id="sdk"),
+        # Not only the SDK: the Agent (and with it the loop, tools and settings) loads behind
+        # the prompt too.
+        pytest.param("queryloop.agent", id="agent"),
+    ],
+)
+def test_the_repl_prompt_comes_before_the_import_and_the_first_line_waits_for_it(
+    tmp_path: Path, term: str, slow_module: str | None
 ) -> None:
-    sdk_stamps = tmp_path / "sdk-stamps"
+    """The import of the SDK (or of the Agent) is slowed on purpose; the prompt must not wait
+    for it, and a line typed meanwhile is answered once it is done."""
+    stamps = tmp_path / "import-stamps"
+    env = slow_sdk_env(8.0, stamps)
+    if slow_module is not None:
+        env = {**env, "SLOW_SDK_MODULE": slow_module}
     with MessagesServer([turn(text("the answer"))]) as server:
-        repl = ReplChild(server.base_url, tmp_path, term, **slow_sdk_env(8.0, sdk_stamps))  # type: ignore[arg-type]
+        repl = ReplChild(server.base_url, tmp_path, term, **env)  # type: ignore[arg-type]
         try:
             repl.started()
-            assert not sdk_stamps.exists(), "the prompt waited for the SDK import"
-            repl.sendline("hello")  # typed while the SDK is still importing
-            repl.expect("the answer")
-            repl.expect_prompt()
-            assert sdk_stamps.exists()
-            assert len(server.requests) == 1
-            assert repl.exit() == 0
-        finally:
-            repl.close()
-
-
-@pytest.mark.parametrize("term", ["xterm-256color", "dumb"])
-def test_the_repl_prompt_comes_before_the_agent_is_even_imported(tmp_path: Path, term: str) -> None:
-    """Not only the SDK: the Agent (and with it the loop, tools and settings) loads behind
-    the prompt too. Its import is slowed on purpose; the prompt must not wait for it."""
-    stamps = tmp_path / "agent-stamps"
-    slow_agent = {**slow_sdk_env(8.0, stamps), "SLOW_SDK_MODULE": "queryloop.agent"}
-    with MessagesServer([turn(text("the answer"))]) as server:
-        repl = ReplChild(server.base_url, tmp_path, term, **slow_agent)  # type: ignore[arg-type]
-        try:
-            repl.started()
-            assert not stamps.exists(), "the prompt waited for the Agent's import"
-            repl.sendline("hello")  # typed while the Agent is still importing
+            assert not stamps.exists(), "the prompt waited for the import"
+            repl.sendline("hello")  # typed while the import is still under way
             repl.expect("the answer")
             repl.expect_prompt()
             assert stamps.exists()
