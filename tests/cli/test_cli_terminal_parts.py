@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import json
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -215,3 +217,25 @@ def test_preload_picks_the_sdk_the_model_needs() -> None:
     assert provider_module("claude-sonnet-5-5", env) == "queryloop.providers.anthropic"
     assert provider_module("ollama:qwen", env) == "queryloop.providers.openai_compat"
     assert provider_module("gpt-x", {}) is None  # not configured: the real start-up says why
+
+
+def test_preload_builds_the_tls_context_beside_the_imports() -> None:
+    # A fresh interpreter: the context is the process's. The preload thread builds it (OpenSSL
+    # reads the certificates without the GIL, beside the main thread's imports), so the
+    # provider finds it built; threads asking at once share one.
+    code = """
+import threading
+from queryloop.cli.preload import start_preload
+from queryloop.providers import tls
+thread = start_preload("claude-sonnet-5-5", {"ANTHROPIC_API_KEY": "k"})
+assert thread is not None
+thread.join()
+assert len(tls._context) == 1, "the preload thread did not build the TLS context"
+seen = []
+workers = [threading.Thread(target=lambda: seen.append(tls.shared_tls_context())) for _ in range(8)]
+for w in workers: w.start()
+for w in workers: w.join()
+assert len({id(c) for c in seen}) == 1 and seen[0] is tls._context[0]
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

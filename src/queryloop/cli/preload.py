@@ -7,7 +7,10 @@ settings, the session file, git status, MCP servers and the system prompt; when 
 is built, Python's import lock makes the main thread wait for whatever is left of the import.
 
 The overlap is real only where the main thread waits (subprocesses such as git and MCP
-servers, file reads): imports are CPU work and share the GIL. The REPL draws its prompt while
+servers, file reads) and where C code lets go of the GIL: imports are CPU work and share
+it. The thread first builds the TLS context the model client will use
+(`providers.tls.shared_tls_context`): OpenSSL reads the CA certificates without the GIL,
+so those 20-60 ms run beside the main thread's imports. The REPL draws its prompt while
 the import runs (`pending()`, `finished()`) and starts the session once it is done. See
 docs/benchmarks.md for what it buys. `QUERYLOOP_PRELOAD=0` turns it off (for comparison, or
 if an SDK ever misbehaves when imported from a thread).
@@ -83,7 +86,10 @@ async def finished(thread: threading.Thread) -> None:
 def _import(module: str) -> None:
     import importlib
 
+    from ..providers.tls import shared_tls_context
+
     try:
+        shared_tls_context()
         importlib.import_module(module)
     except BaseException:  # the main thread imports it again and reports what is wrong
         return
