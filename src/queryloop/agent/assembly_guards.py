@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config.settings import claude_protected_entries, managed_settings_path
 from ..config.workspace import Workspace
@@ -19,8 +19,9 @@ from ..permissions import PermissionChecker, PermissionContext, PermissionMode, 
 from ..permissions.checker import BYPASS_DISABLED
 from ..permissions.exec_rules import exec_rules
 from ..permissions.protected import ProtectedEntry, ProtectedPaths, protected_paths
-from ..sandbox import ExecGuard, ReadOnlyPath, Sandbox, SandboxPolicy
 from ..sandbox.git_dir import git_dir_read_only, is_git_dir
+from ..sandbox.guard import ExecGuard
+from ..sandbox.policy import ReadOnlyPath, SandboxPolicy
 from ..session import RequestKind, Session, project_dir, queryloop_home
 from ..telemetry import Telemetry
 from .assembly_model import ModelChoice
@@ -28,6 +29,9 @@ from .hook_points import PROMPT_HOOK_PURPOSE, SettingsWatch, prompt_model, with_
 from .options import AgentOptions
 from .runtime import Notices
 from .sandbox_rules import denied_paths
+
+if TYPE_CHECKING:
+    from ..sandbox.service import Sandbox
 
 
 def session_mode(options: AgentOptions, workspace: Workspace) -> PermissionMode:
@@ -152,6 +156,8 @@ def build_sandbox(
     config = workspace.settings.sandbox
     if not config.enabled:
         return None
+    from ..sandbox.service import Sandbox  # bubblewrap, the proxy: only when it is on
+
     protected = protected_paths(  # the same set the permission checker guards
         [options.workspace.cwd, *workspace.settings.additional_directories],
         home=Path.home(),

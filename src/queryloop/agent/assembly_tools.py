@@ -15,7 +15,6 @@ from ..checkpoints import CheckpointStore, checkpoint_folder
 from ..config.workspace import Workspace
 from ..context.tool_search import parse_tool_search, plan_deferral
 from ..permissions.rules import RuleSet
-from ..sandbox import ExecGuard, Sandbox
 from ..session.files import snapshots_of
 from ..skills.commands import skill_read_dirs, skill_tools
 from ..skills.loader import SkillSet
@@ -33,6 +32,7 @@ WEB_SEARCH = WebSearchTool.name
 
 if TYPE_CHECKING:
     from ..agents.host import SubagentHost
+    from ..sandbox import ExecGuard, Sandbox
     from ..tasks import TaskManager
     from ..tools.mcp import McpManager
 

@@ -8,7 +8,9 @@ user notification works here (probed once, said once when it does not: the parse
 command line then decides alone), and the index of the watched programs' files.
 
 `watch` supervises one command (`supervisor.Supervisor`); it is entered around the spawn,
-whose `preexec_fn` installs the filter in the child.
+whose `preexec_fn` installs the filter in the child. The filter (ctypes, libseccomp), the
+supervisor and the program index load with the first command watched, not when a session
+builds its guard.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .exec_policy import ExecPolicy
-from .programs import ProgramIndex, search_path
-from .seccomp import FilterSpec, SeccompUnavailableError, child_installer, compile_filter
-from .supervisor import Refusals, SocketRule, Supervisor
+
+if TYPE_CHECKING:
+    from .programs import ProgramIndex
+    from .supervisor import Refusals, SocketRule
 
 PROBE_TIMEOUT_S = 10.0
 UNAVAILABLE_HINT = (
@@ -83,6 +87,10 @@ class ExecGuard:
         if await self._available() is not None:
             yield None
             return
+        from .programs import ProgramIndex
+        from .seccomp import FilterSpec, child_installer, compile_filter
+        from .supervisor import Supervisor
+
         compiled = compile_filter(FilterSpec(sockets=sockets is not None))
         index = self._index(policy, env) if policy is not None else ProgramIndex()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -109,6 +117,8 @@ class ExecGuard:
         return reason
 
     def _index(self, policy: ExecPolicy, env: Mapping[str, str]) -> ProgramIndex:
+        from .programs import ProgramIndex, search_path
+
         key = (policy.programs(), search_path(env))
         with self._lock:
             found = self._indexes.get(key)
@@ -122,6 +132,10 @@ class ExecGuard:
 def _probe() -> str | None:
     """Why a filter with a listener cannot be loaded and answered here, or None: runs
     `true` under it, supervised, as a command would run."""
+    from .programs import ProgramIndex
+    from .seccomp import FilterSpec, SeccompUnavailableError, child_installer, compile_filter
+    from .supervisor import Supervisor
+
     try:
         compiled = compile_filter(FilterSpec(sockets=True))
     except SeccompUnavailableError as exc:

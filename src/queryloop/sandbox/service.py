@@ -16,36 +16,17 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .bridge import BridgeKind, bridge_argv, bridge_execs, find_socat, proxy_env
 from .bwrap import bwrap_argv, plan_mounts, probe_argv, write_stand_ins
 from .domains import DomainFilter
-from .guard import ExecGuard
+from .launch import Launch
 from .policy import INSTALL_HINT, SandboxPolicy, SandboxUnavailableError
 from .proxy import DomainProxy
-from .supervisor import Refusals, SocketRule
+from .supervisor import SocketRule
 
 PROBE_TIMEOUT_S = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class Launch:
-    """How to start one command: the argv and environment to spawn, and whether it is
-    sandboxed (False: excluded, or the sandbox could not start and it may run without)."""
-
-    argv: tuple[str, ...]
-    env: Mapping[str, str]
-    sandboxed: bool
-    preexec_fn: Callable[[], None] | None = None
-    """Installs the exec check's seccomp filter in the child (None: no check)."""
-    refusals: Refusals | None = None
-    """What the exec check refused while the command ran (said to the model)."""
-    inner: tuple[tuple[str, ...], ...] = ()
-    """The programs bwrap starts before the command, each's argv in order (the bridge)."""
-    sockets: SocketRule | None = None
-    """The unix sockets a sandboxed command may reach (None: not checked)."""
 
 
 class Sandbox:
@@ -212,43 +193,6 @@ def _probe(bwrap: str | None) -> str | None:
         reason = done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
         return f"{bwrap} cannot create its namespaces here ({reason})"
     return None
-
-
-@contextlib.asynccontextmanager
-async def launch_command(
-    sandbox: Sandbox | None,
-    argv: Sequence[str],
-    *,
-    command: str,
-    cwd: Path,
-    env: Mapping[str, str],
-    working_dirs: Sequence[Path] = (),
-    files: Sequence[Path] = (),
-    guard: ExecGuard | None = None,
-) -> AsyncIterator[Launch]:
-    """How to start `argv` (a shell running `command`): in `sandbox` when there is one, and
-    with every program it executes checked by `guard` when there is one."""
-    async with contextlib.AsyncExitStack() as stack:
-        if sandbox is None:
-            launch = Launch(tuple(argv), env, sandboxed=False)
-        else:
-            launch = await stack.enter_async_context(
-                sandbox.launch(
-                    argv, command=command, cwd=cwd, env=env, working_dirs=working_dirs, files=files
-                )
-            )
-        if guard is not None:
-            watch = await stack.enter_async_context(
-                guard.watch(
-                    policy=guard.policy_for(command, cwd),
-                    env=env,
-                    launch_argvs=[launch.argv, *launch.inner] if launch.sandboxed else [argv],
-                    sockets=launch.sockets,
-                )
-            )
-            if watch is not None:
-                launch = replace(launch, preexec_fn=watch.preexec_fn, refusals=watch.refusals)
-        yield launch
 
 
 def _real_all(paths: Sequence[str]) -> tuple[str, ...]:

@@ -25,11 +25,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..sandbox import ExecGuard, Sandbox
 from .events import TaskEvent, TaskEventKind, TaskStatus, TaskType
 from .shell import BackgroundShell
+
+if TYPE_CHECKING:
+    from ..sandbox import ExecGuard, Sandbox
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,13 @@ import signal
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..sandbox import ExecGuard, Sandbox, launch_command
-from ..sandbox.supervisor import Refusals
+from ..sandbox.launch import launch_command
+
+if TYPE_CHECKING:
+    from ..sandbox import ExecGuard, Sandbox
+    from ..sandbox.supervisor import Refusals
 
 STOP_GRACE_S = 2.0
 

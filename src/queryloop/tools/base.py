@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -28,10 +28,12 @@ from ..errors import QueryloopError
 from ..messages.blocks import DocumentBlock, ImageBlock, TextBlock, ToolUseBlock
 from ..messages.interruption import Interruption
 from ..messages.types import Message
-from ..sandbox import ExecGuard, Sandbox
 from ..tasks.manager import TaskManager
 from .file_access import LOCAL_FILES, FileAccess
 from .services import FileTextSnapshot, HiddenPaths, SkillGrants, SubagentService, WebModels
+
+if TYPE_CHECKING:
+    from ..sandbox import ExecGuard, Sandbox
 
 DEFAULT_MAX_RESULT_CHARS = 100_000
 

@@ -12,9 +12,13 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ...sandbox import ExecGuard, Launch, Sandbox, launch_command
+from ...sandbox.launch import Launch, launch_command
 from ...tasks.shell import shell_path
+
+if TYPE_CHECKING:
+    from ...sandbox import ExecGuard, Sandbox
 
 CAPTURE_BYTES = 512 * 1024
 """Bytes kept from each end of a stream; the middle of a huge output is dropped early."""

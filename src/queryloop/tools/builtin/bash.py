@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ...sandbox import SandboxUnavailableError
+from ...sandbox.policy import SandboxUnavailableError
 from ..base import BaseTool, ToolContext, ToolError, ToolProgress, ToolResult
 from ..output import truncate_text
 from ._common import StrictInput, field_of, is_inside_working_dirs
