@@ -129,10 +129,11 @@ def test_a_startup_error_after_the_servers_started_still_ends_them(tmp_path: Pat
 NOT_BEFORE_THE_REQUEST = (
     *("httpx", "click", "rich", "pygments", "prompt_toolkit", "mcp"),
     *("ctypes", "queryloop.sandbox.seccomp", "queryloop.sandbox.supervisor"),
-    "queryloop.sandbox.service",
+    *("queryloop.sandbox.service", "queryloop.permissions.shell.bash", "tree_sitter"),
 )
 """Modules a `-p` run without http hooks, MCP servers, a terminal UI, a Bash command or a
-sandbox has no use for (the exec check's machinery loads with the first Bash command)."""
+sandbox has no use for (the exec check's machinery and the Bash parser load with the first
+Bash command)."""
 
 
 def test_print_mode_starts_without_full_collections_or_modules_it_does_not_use(

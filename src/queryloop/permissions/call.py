@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -23,8 +23,9 @@ from . import guard, paths
 from .context import PermissionContext
 from .modes import EDIT_TOOLS, FILE_TOOLS
 from .rules import MatchContext, PermissionRule
-from .shell import write_guard
-from .shell.write_guard import ProtectedWrite
+
+if TYPE_CHECKING:
+    from .shell.write_guard import ProtectedWrite
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +111,7 @@ class Call:
     @property
     def protected(self) -> ProtectedWrite | None:
         """The protected path the call writes, or None."""
-        return self.writes if isinstance(self.writes, ProtectedWrite) else None
+        return None if isinstance(self.writes, Unanalysable) else self.writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +139,8 @@ def protected_write(
 ) -> ProtectedWrite | None:
     """The protected path this call writes (a file tool's file, a Bash write target, or a
     path an opaque program names), or None; see `permissions.protected`."""
+    from .shell import write_guard
+
     protected = context.protected_for(ctx.working_dirs)
     if tool.name in EDIT_TOOLS and target.path is not None:
         return write_guard.file_tool_write(protected, target.path)
@@ -160,6 +163,8 @@ def blocked(
         if not paths.is_within(target.path, ctx.working_dirs):
             outside = str(target.path)
     elif tool.name == "Bash" and target.subject:
+        from .shell import write_guard
+
         outside = write_guard.bash_outside(
             target.subject, ctx.working_dirs, cwd=ctx.cwd, home=context.home, env=tool_env(ctx)
         )

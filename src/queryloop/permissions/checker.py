@@ -46,7 +46,6 @@ from .context import (
 )
 from .modes import EDIT_TOOLS, PermissionMode
 from .rules import MatchContext, PermissionRule
-from .shell.write_guard import ProtectedWrite
 
 __all__ = [
     "BYPASS_DISABLED",
@@ -393,6 +392,9 @@ def _headless_message(
         f"it in this non-interactive session. {how}."
     )
 
+
+if TYPE_CHECKING:
+    from .shell.write_guard import ProtectedWrite
 
 if TYPE_CHECKING:  # mypy proves the checker satisfies the executor's protocol
     from ..tools import base as _base

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from ..sandbox.exec_policy import ExecCall
 from .rules import PermissionRule, RuleSet
-from .shell import bash
 
 GIT_FETCHING = frozenset({"fetch", "pull", "clone", "ls-remote", "remote", "submodule"})
 """git subcommands that start a remote helper without pushing."""
@@ -89,6 +88,8 @@ def _bash(rule: PermissionRule) -> bool:
 
 
 def _matches(rule: PermissionRule, command: str) -> bool:
+    from .shell import bash
+
     return bash.deny_verdict(rule.content or "", command)[0] is bash.Verdict.MATCH
 
 

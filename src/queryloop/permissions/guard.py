@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from ..tools.base import ToolContext
 from . import paths
 from .rules import MatchContext, PermissionRule, RuleSet
-from .shell import bash
-from .shell.writes import bases, expand
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +40,8 @@ def bash_doubt(rules: RuleSet, command: str, ctx: ToolContext, mc: MatchContext)
     file_rules = [r for r in rules.deny if r.tool in ("Read", "Edit") and r.content]
     if not file_rules:
         return None
+    from .shell import bash
+
     analysis = bash.analyze(command)
     if analysis.unknowns:
         rule = file_rules[0]
@@ -59,6 +59,9 @@ def _protected_path(
             root = rule.root or mc.cwd
             pattern = paths.compile_pattern(rule.content, root=root, cwd=mc.cwd, home=mc.home)
             protected.append(_Protected(rule, pattern, os.path.realpath(pattern.base)))
+    from .shell import bash
+    from .shell.writes import bases, expand
+
     folders = bases(bash.directories(command), str(ctx.cwd))
     for word, is_glob in bash.path_words(command):
         for path in expand(word, is_glob, folders):

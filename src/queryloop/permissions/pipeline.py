@@ -65,7 +65,6 @@ from . import paths, protected_rules
 from .call import Call, Unanalysable, blocked, denied_by_rule, protected_reason
 from .modes import EDIT_TOOLS, PermissionMode
 from .rules import RuleSet
-from .shell import bash
 
 Step = Callable[[Call], PermissionDecision | None]
 """One step of the walk: a verdict, or None for no opinion."""
@@ -263,6 +262,8 @@ def stages(call: Call) -> tuple[str, ...] | None:
     """The stages of a compound Bash call (`shell.bash.stages`), or None."""
     if call.name != "Bash" or not call.subject:
         return None
+    from .shell import bash
+
     return bash.stages(call.subject)
 
 
@@ -330,6 +331,8 @@ def _read_only_bash(command: str, ctx: ToolContext) -> PermissionDecision:
     `cat ~/.ssh/id_rsa` is read-only; it asks like the Read tool would (files under a Read
     deny rule were already caught by `fail_closed_doubt`).
     """
+    from .shell import bash
+
     analysis = bash.analyze(command)
     if analysis.unknowns:
         return PermissionDecision(

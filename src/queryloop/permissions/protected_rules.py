@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import paths
 from .rules import MatchContext, PermissionRule
-from .shell.write_guard import GLOB_CHARS, ProtectedWrite
-from .shell.writes import expand
+
+if TYPE_CHECKING:
+    from .shell.write_guard import ProtectedWrite
 
 
 def rule_names(rule: PermissionRule, write: ProtectedWrite, mc: MatchContext) -> bool:
@@ -29,6 +31,8 @@ def rule_names(rule: PermissionRule, write: ProtectedWrite, mc: MatchContext) ->
 def _path_rule_names(
     rule: PermissionRule, content: str, write: ProtectedWrite, mc: MatchContext
 ) -> bool:
+    from .shell.write_guard import GLOB_CHARS  # loaded already: a write was found
+
     pattern = paths.compile_pattern(content, root=rule.root or mc.cwd, cwd=mc.cwd, home=mc.home)
     text = content.rstrip("/")
     for prefix in ("//", "~/", "./", "/"):
@@ -46,6 +50,8 @@ def _path_rule_names(
 
 
 def _bash_rule_names(content: str, write: ProtectedWrite, mc: MatchContext) -> bool:
+    from .shell.writes import expand  # loaded already: a write was found
+
     spec = content[:-2] if content.endswith(":*") else content
     tokens = [t for t in spec.replace("*", " ").split() if t]
     for token in tokens:

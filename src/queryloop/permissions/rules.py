@@ -32,7 +32,6 @@ from urllib.parse import urlsplit
 from ..errors import ConfigError
 from . import paths
 from .modes import EDIT_TOOLS, FILE_TOOLS, READ_TOOLS
-from .shell import bash
 
 RuleBehavior = Literal["allow", "ask", "deny"]
 
@@ -155,6 +154,8 @@ class RuleSet:
         for rule in (*self.deny, *self.ask):
             if rule.content is None or not rule.applies_to("Bash"):
                 continue
+            from .shell import bash
+
             verdict, reason = bash.deny_verdict(rule.content, command)
             if verdict is not bash.Verdict.NO:
                 return rule, reason
@@ -177,6 +178,8 @@ def _find_allow(
         if "*" not in (rule.content or "") and (rule.content or "").strip() == command:
             return rule
     contents = [rule.content or "" for rule in rules]
+    from .shell import bash
+
     first = bash.allow_approves(contents, command)
     return None if first is None else rules[contents.index(first)]
 
@@ -190,6 +193,8 @@ def _matches(
     if subject is None:
         return False
     if tool_name == "Bash" and not strict:
+        from .shell import bash
+
         return bash.deny_verdict(rule.content, subject)[0] is bash.Verdict.MATCH
     if tool_name in FILE_TOOLS and rule.tool in ("Read", "Edit", tool_name):
         root = rule.root or mc.cwd

@@ -9,8 +9,8 @@ command's write targets). Beneath them: the parse (`parse`), wrappers and nested
 (`options`), git (`git`), sed (`sed`) and the write targets (`writes`, `writes_git`,
 `writers`, `write_model`, `write_contents`), archives (`archives`), git's work-tree
 rewrites (`git_trees`, `write_trees`) and hard links (`write_links`).
+
+The rest of `permissions` imports these modules inside the functions that read a command:
+the parser (tree-sitter, its Bash grammar) and the analysis load with the first Bash call
+checked, not with the session (docs/benchmarks.md, start-up).
 """
-
-from . import bash
-
-__all__ = ["bash"]
