@@ -6,6 +6,7 @@ callback. Sessions are the real Agent against the local Messages server."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -13,6 +14,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -284,4 +286,42 @@ async def test_a_login_or_reconnect_that_cannot_be_tried_says_why(
                 assert agent.mcp_status["echo"].state == "connected"  # the session goes on
             finally:
                 await agent.aclose()
+    assert token_files() == []
+
+
+def mcp_loops() -> int:
+    """The MCP loops running (each `McpManager` has one: the session's, a login's)."""
+    return sum(t.name == "queryloop-mcp" for t in threading.enumerate())
+
+
+async def test_cancelling_a_login_ends_it_and_frees_the_callback_port(
+    oauth_port: int, tmp_path: Path
+) -> None:
+    """What Ctrl-C in the REPL does to `/mcp login` (tests/cli/test_cli_mcp_login.py): the
+    login's own connection and loop end with the call, not when its browser wait times out."""
+    callback = free_port()
+    config = mcp_json(
+        tmp_path / "mcp.json", oauth_port, "guarded", oauth={"callbackPort": callback}
+    )
+    with MessagesServer([]) as server:
+        agent = agent_on(server, tmp_path, mcp_config=config)
+        try:
+            await agent.start()
+            before, shown = mcp_loops(), asyncio.Event()
+
+            async def show(url: str) -> None:
+                shown.set()  # and nobody comes back
+
+            login_task = asyncio.create_task(agent.mcp_login("guarded", show))
+            await shown.wait()
+            assert mcp_loops() == before + 1
+            login_task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await login_task
+            assert mcp_loops() == before
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", callback))
+            assert agent.mcp_status["guarded"].state == "failed"
+        finally:
+            await agent.aclose()
     assert token_files() == []

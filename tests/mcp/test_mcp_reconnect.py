@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,13 @@ def switched(name: str, gate: Path, before: str | None, after: str) -> McpServer
     first = f'exec "{sys.executable}" "{SERVERS / before}"' if before else "exit 1"
     script = f'if [ -e "{gate}" ]; then exec "{sys.executable}" "{SERVERS / after}"; fi; {first}'
     return McpServerConfig(name, command="sh", args=("-c", script))
+
+
+def wait_for(path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
 
 
 async def pid_of(manager: McpManager, server: str) -> int:
@@ -82,10 +90,13 @@ async def test_reconnect_replaces_one_connection_and_lists_its_tools_anew(tmp_pa
 
 
 async def test_reconnect_while_connecting_and_after_a_server_died(tmp_path: Path) -> None:
-    gate = tmp_path / "gate"
+    gate, mute_gate, spawned = tmp_path / "gate", tmp_path / "mute_gate", tmp_path / "spawned"
+    silent = f'exec "{sys.executable}" "{SERVERS / "silent.py"}"'
+    hang = f'[ -e "{mute_gate}" ] || exit 1; touch "{spawned}"; {silent}'
     servers = {
         "hung": switched("hung", gate, "silent.py", "echo_server.py"),
         "other": echo("other"),
+        "mute": McpServerConfig("mute", command="sh", args=("-c", hang)),
     }
     manager = McpManager(servers, call_timeout=20, connect_timeout=60)
     await manager.start(wait=False)
@@ -105,5 +116,17 @@ async def test_reconnect_while_connecting_and_after_a_server_died(tmp_path: Path
         status = await manager.reconnect("other")
         assert (status.state, status.message) == ("connected", "")
         assert (await manager.call_tool("other", "echo", {"text": "again"})).content == "again"
+
+        # Given up while the new connection waits for its handshake: it is ended, not left
+        # half-made, and says so.
+        assert (await manager.wait_ready("mute")).state == "failed"
+        mute_gate.touch()
+        reconnecting = asyncio.ensure_future(manager.reconnect("mute"))
+        await asyncio.to_thread(wait_for, spawned)  # the new connection's process is there
+        reconnecting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reconnecting
+        status = await manager.wait_ready("mute")
+        assert (status.state, status.message) == ("failed", "the reconnection was interrupted")
     finally:
         await manager.close()

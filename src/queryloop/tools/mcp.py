@@ -332,10 +332,17 @@ class McpManager:
     async def _reconnect_here(self, name: str) -> McpServerStatus:
         old = self._servers[name]
         new = self._servers[name] = self._server(old.config)  # calls now wait for this one
-        await _stop([old])
-        old.errlog.close()
-        new.task = asyncio.create_task(new.own(), name=f"mcp:{name}")
-        await new.ready.wait()
+        try:
+            await _stop([old])
+            new.task = asyncio.create_task(new.own(), name=f"mcp:{name}")
+            await new.ready.wait()
+        except asyncio.CancelledError:  # the caller gave up (Ctrl-C): no half-made connection
+            await _stop([old, new])
+            new.fail("the reconnection was interrupted")
+            new.ready.set()  # whoever waits for the server hears it
+            raise
+        finally:
+            old.errlog.close()
         # The tool lists cached with the old connection's tools (asked for until it was
         # replaced) must not answer for the new one.
         self._tools = {servers: t for servers, t in self._tools.items() if name not in servers}
