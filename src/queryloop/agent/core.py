@@ -268,7 +268,8 @@ class Agent(Generic[OutputT]):
         is awaited on this event loop; the call returns once the browser came back to the
         loopback callback and the server answered (or the login failed: see the result's
         status), within 5 minutes. Cancelling the call stops the login and releases the
-        callback port; the session is left as it was.
+        callback port; the session is left as it was. Starts the session first if it has
+        not started.
 
         Raises:
             McpLoginError: no MCP server `name`, a server without a login (stdio), or its
