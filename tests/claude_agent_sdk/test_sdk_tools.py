@@ -254,9 +254,19 @@ async def test_get_mcp_status_lists_each_server_its_state_and_tools(
         status = await client.get_mcp_status()
         with pytest.raises(ClaudeSDKError, match=r"toggle_mcp_server.*not supported"):
             await client.toggle_mcp_server("echo", False)
+        # reconnect_mcp_server raises when the reconnection fails (the SDK's contract) ...
+        with pytest.raises(ClaudeSDKError, match=r"MCP server 'broken' .*failed to start"):
+            await client.reconnect_mcp_server("broken")
+        with pytest.raises(ClaudeSDKError, match=r"no MCP server 'nope'"):
+            await client.reconnect_mcp_server("nope")
+        # ... and a server fixed meanwhile joins the session.
+        (tmp_path / "missing.py").symlink_to(ECHO_SERVER)
+        await client.reconnect_mcp_server("broken")
+        fixed = {s["name"]: s for s in (await client.get_mcp_status())["mcpServers"]}["broken"]
 
     by_name = {s["name"]: s for s in status["mcpServers"]}
     assert [t["name"] for t in by_name["calc"]["tools"]] == ["add", "divide"]
     assert by_name["calc"]["status"] == by_name["echo"]["status"] == "connected"
     assert "echo" in [t["name"] for t in by_name["echo"]["tools"]]
     assert by_name["broken"]["status"] == "failed" and by_name["broken"]["error"]
+    assert fixed["status"] == "connected" and "echo" in [t["name"] for t in fixed["tools"]]

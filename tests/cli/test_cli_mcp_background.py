@@ -82,7 +82,7 @@ def test_the_repl_prompt_does_not_wait_for_mcp_servers_and_late_tools_join(
             repl.expect_prompt()
             assert not [n for n in tool_names(server.requests[0]) if n.startswith("mcp__")]
             gate.touch()
-            repl.expect("MCP server 'lookup' connected: its 1 tool join", timeout=30)
+            repl.expect("MCP server 'lookup' connected: its 1 tool joins", timeout=30)
             repl.sendline("second question")
             repl.expect("second answer", timeout=30)
             assert "mcp__lookup__lookup" in tool_names(server.requests[1])

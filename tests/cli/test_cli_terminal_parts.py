@@ -15,7 +15,8 @@ import pytest
 from rich.console import Console
 
 from queryloop.cli.always import always_offer, save_local_rule
-from queryloop.cli.completion import command_candidates, file_candidates
+from queryloop.cli.commands import COMMANDS
+from queryloop.cli.completion import command_candidates, file_candidates, subcommand_candidates
 from queryloop.cli.diffs import applied_diff, diff_stats, proposed_diff
 from queryloop.cli.preload import provider_module, startup_notices
 from queryloop.cli.render import Renderer, _Waiting
@@ -95,6 +96,11 @@ def test_renderer_shows_an_applied_edit_as_a_diff(tmp_path: Path) -> None:
 def test_completion_of_commands_and_files(tmp_path: Path) -> None:
     commands = {"compact": "summarise", "cost": "costs", "clear": "fresh"}
     assert [c for c, _ in command_candidates("/co", commands)] == ["/compact", "/cost"]
+    subcommands = {"mcp": COMMANDS["mcp"].subcommands}
+    assert subcommand_candidates("/mcp ", subcommands) == ["/mcp login", "/mcp reconnect"]
+    assert subcommand_candidates("/mcp re", subcommands) == ["/mcp reconnect"]
+    assert subcommand_candidates("/mcp login gu", subcommands) == []
+    assert subcommand_candidates("/cost ", subcommands) == []
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "main.py").write_text("")
     (tmp_path / "setup.cfg").write_text("")

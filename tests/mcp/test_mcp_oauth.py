@@ -6,12 +6,15 @@ callback. Sessions are the real Agent against the local Messages server."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,13 +22,14 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp_support import SERVERS, free_port, served
 
 from agent_support import agent_on
+from mcp_support import SERVERS, follow, follow_async, free_port, served
 from queryloop.cli.mcp_cmd import mcp_command
 from queryloop.config.workspace import load_workspace
 from queryloop.testing import MessagesServer, text, tool_use, turn
 from queryloop.tools.mcp_login import login
+from queryloop.tools.mcp_server import McpLoginError
 
 pytestmark = pytest.mark.usefixtures("api_key")
 
@@ -74,22 +78,10 @@ def login_via_cli(config: Path, cwd: Path, name: str) -> str:
     return "".join(lines) + out
 
 
-def follow(url: str) -> None:
-    """The browser: open the authorization page, follow its redirect to the callback."""
-    page = httpx.get(url, follow_redirects=True, timeout=30)
-    assert page.status_code == 200 and "login complete" in page.text, page.text
-
-
 async def login_here(config: Path, cwd: Path, name: str = "guarded") -> None:
     """`login()` in this process (what the command runs), with httpx as the browser."""
     workspace = load_workspace(cwd, mcp_config_files=[config])
-
-    async def show(url: str) -> None:
-        async with httpx.AsyncClient() as browser:
-            page = await browser.get(url, follow_redirects=True, timeout=30)
-        assert "login complete" in page.text, page.text
-
-    result = await login(workspace.mcp_servers[name], show)
+    result = await login(workspace.mcp_servers[name], follow_async)
     assert result.asked and result.status.state == "connected", result.status.message
 
 
@@ -222,4 +214,114 @@ async def test_login_to_a_server_that_wants_none_stores_nothing(tmp_path: Path) 
 
         result = await login(workspace.mcp_servers["open"], show)
     assert result.status.state == "connected" and not result.asked
+    assert token_files() == []
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [t["name"] for t in body["tools"]]
+
+
+async def test_a_login_inside_the_session_brings_the_server_s_tool_to_the_next_request(
+    oauth_port: int, tmp_path: Path
+) -> None:
+    """No tokens at start: the server fails and its notice names both ways to log in. A login
+    from inside the session (`Agent.mcp_login`) stores the tokens and reconnects the server in
+    the session: the next request carries its tool, at the END of the tools array (the
+    cached prefix holds), and a call reaches it. A connected server reconnected
+    (`Agent.mcp_reconnect`) keeps its place."""
+    config = mcp_json(tmp_path / "mcp.json", oauth_port, "guarded")
+    turns = [turn(text("no secret yet")), *calls("mcp__guarded__secret", word="tea")]
+    with MessagesServer([*turns, turn(text("same tools"))]) as server:
+        agent = agent_on(
+            server, tmp_path, mcp_config=config, allowed_tools=["mcp__guarded", "mcp__echo"]
+        )
+        try:
+            await agent.run("hello")
+            [notice] = agent.notices
+            assert "`queryloop mcp login guarded`" in notice and "`/mcp login guarded`" in notice
+            shown: list[str] = []
+
+            async def show(url: str) -> None:
+                shown.append(url)
+                await follow_async(url)
+
+            result = await agent.mcp_login("guarded", show)
+            assert result.asked and len(shown) == 1
+            assert (result.status.state, result.status.tool_count) == ("connected", 1)
+            assert agent.mcp_status["guarded"].state == "connected"
+            await agent.run("tell me the secret")
+            echo = await agent.mcp_reconnect("echo")
+            assert (echo.state, echo.tool_count) == ("connected", 6)
+            await agent.run("again")
+        finally:
+            await agent.aclose()
+    before, asked, answered, after = server.requests
+    assert "mcp__guarded__secret" not in tool_names(before)
+    assert tool_names(asked) == [*tool_names(before), "mcp__guarded__secret"]
+    [result] = [b for b in answered["messages"][-1]["content"] if b["type"] == "tool_result"]
+    assert result["content"] == "the secret of tea" and not result.get("is_error")
+    assert after["tools"] == asked["tools"]
+    assert len(token_files()) == 1
+
+
+async def test_a_login_or_reconnect_that_cannot_be_tried_says_why(
+    oauth_port: int, tmp_path: Path
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = mcp_json(tmp_path / "mcp.json", oauth_port, "pinned", oauth={"callbackPort": port})
+        with MessagesServer([]) as server:
+            agent = agent_on(server, tmp_path, mcp_config=config)
+            try:
+                with pytest.raises(McpLoginError, match=r"no MCP server 'nope'.*echo, pinned"):
+                    await agent.mcp_login("nope", follow_async)
+                with pytest.raises(McpLoginError, match=r"no MCP server 'nope'"):
+                    await agent.mcp_reconnect("nope")
+                with pytest.raises(McpLoginError, match="'echo' runs over stdio"):
+                    await agent.mcp_login("echo", follow_async)
+                with pytest.raises(McpLoginError, match=f"port {port} .* in use"):
+                    await agent.mcp_login("pinned", follow_async)
+                assert agent.mcp_status["echo"].state == "connected"  # the session goes on
+            finally:
+                await agent.aclose()
+    assert token_files() == []
+
+
+def mcp_loops() -> int:
+    """The MCP loops running (each `McpManager` has one: the session's, a login's)."""
+    return sum(t.name == "queryloop-mcp" for t in threading.enumerate())
+
+
+async def test_cancelling_a_login_ends_it_and_frees_the_callback_port(
+    oauth_port: int, tmp_path: Path
+) -> None:
+    """What Ctrl-C in the REPL does to `/mcp login` (tests/cli/test_cli_mcp_login.py): the
+    login's own connection and loop end with the call, not when its browser wait times out."""
+    callback = free_port()
+    config = mcp_json(
+        tmp_path / "mcp.json", oauth_port, "guarded", oauth={"callbackPort": callback}
+    )
+    with MessagesServer([]) as server:
+        agent = agent_on(server, tmp_path, mcp_config=config)
+        try:
+            await agent.start()
+            before, shown = mcp_loops(), asyncio.Event()
+
+            async def show(url: str) -> None:
+                shown.set()  # and nobody comes back
+
+            login_task = asyncio.create_task(agent.mcp_login("guarded", show))
+            await shown.wait()
+            assert mcp_loops() == before + 1
+            login_task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await login_task
+            assert mcp_loops() == before
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", callback))
+            assert agent.mcp_status["guarded"].state == "failed"
+        finally:
+            await agent.aclose()
     assert token_files() == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -77,13 +77,13 @@ from .assembly_tools import (
     with_tool,
 )
 from .attachments import SessionAttachments
-from .mcp_late import McpTimeouts, gave_up, join_late_servers
+from .mcp_late import McpTimeouts, SessionMcp, gave_up
 from .options import AgentOptions
 from .runtime import Notices, Runtime
 
 if TYPE_CHECKING:
     from ..tasks import TaskManager
-    from ..tools.mcp import McpManager, McpServerStatus
+    from ..tools.mcp import McpManager
     from ..tools.mcp_launch import McpLaunch
 
 MAIN_AGENT_NAME = "queryloop"
@@ -111,7 +111,7 @@ async def assemble(
     session.attach(transcript)
     notices = Notices(options.callbacks.on_notice)
     mcp = await mcp_launch.manager() if mcp_launch is not None else None
-    late_servers = mcp.pending() if mcp is not None else []  # join later (`mcp_late`)
+    session_mcp = SessionMcp(mcp)  # the tools now; the servers still connecting join later
     exit_stack = build_exit_stack(mcp, model)
     if store is not None and owns_store:
         exit_stack.callback(close_store, store)
@@ -145,13 +145,12 @@ async def assemble(
         exit_stack.push_async_callback(sandbox.aclose)
     shared = build_tools(
         options,
-        mcp,
+        session_mcp,
         workspace,
         skills,
         compact_config.context_window,
         session_id=lambda: session.session_id,  # a new one after /clear
         web_search=has_web_search(model),
-        late_servers=late_servers,
     )
     output_tool = build_output_tool(options)
     tools = with_tool(shared, output_tool)  # the main thread's; subagents get `shared`
@@ -192,10 +191,8 @@ async def assemble(
         web=build_web_models(options, model, session, telemetry),
     )  # fmt: skip
     checkpoints = build_checkpoints(tool_context)
-    if mcp is not None and late_servers:
-        joining = asyncio.create_task(
-            join_late_servers(mcp, late_servers, tool_context, notices.add), name="mcp-join"
-        )
+    if session_mcp.pending:
+        joining = asyncio.create_task(session_mcp.watch(tool_context, notices.add), name="mcp-join")
         exit_stack.callback(joining.cancel)
     main = build_thread(
         thread_options,
@@ -237,7 +234,7 @@ async def assemble(
         compactor=compactor, summarizer=summarizer, hooks=hooks, permission=permission,
         session=session, tools=tools, attachments=attachments, subagents=subagents,
         skills=skills, checkpoints=checkpoints, notices=notices, timing=timing,
-        telemetry=telemetry, trace=trace, exit_stack=exit_stack, mcp_status=_mcp_status(mcp),
+        telemetry=telemetry, trace=trace, exit_stack=exit_stack, mcp=session_mcp,
         settings_watch=build_settings_watch(workspace), facts=facts,
         memory=tuple(session_context.memory_files()),
         status_line=workspace.settings.status_line,
@@ -449,8 +446,3 @@ def _start_mcp(
         call_timeout=timeouts.call_s,
         wait=options.tools.mcp_wait,
     )
-
-
-def _mcp_status(mcp: McpManager | None) -> Callable[[], dict[str, McpServerStatus]]:
-    """How the session's MCP servers are doing, asked when wanted (none: always empty)."""
-    return mcp.statuses if mcp is not None else dict

@@ -4,7 +4,7 @@ MCP behind ToolSearch, skills), the tool context they run in, and the file check
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,41 +34,34 @@ if TYPE_CHECKING:
     from ..agents.host import SubagentHost
     from ..sandbox import ExecGuard, Sandbox
     from ..tasks import TaskManager
-    from ..tools.mcp import McpManager
+    from .mcp_late import SessionMcp
 
 
 def build_tools(
     options: AgentOptions,
-    mcp: McpManager | None,
+    mcp: SessionMcp,
     workspace: Workspace,
     skills: SkillSet,
     context_window: int,
     session_id: Callable[[], str] | None = None,
-    late_servers: Sequence[str] = (),
     *,
     web_search: bool = True,
 ) -> ToolSet:
     """The built-in and the caller's tools, MCP tools and skill tools. MCP tools go behind
     ToolSearch only when their definitions are large (`context.tool_search`); a deferred set
-    lets servers come and go without changing the tools array. The tools of `late_servers`
-    (still connecting) join as they connect (`ToolSet.late`, `agent.mcp_late`). WebSearch
-    only where the provider has the server's web search (`web_search`)."""
+    lets servers come and go without changing the tools array. The tools of servers that
+    join later (still connecting at the start, or reconnected) come as they join
+    (`ToolSet.late`, `agent.mcp_late.SessionMcp`). WebSearch only where the provider has the
+    server's web search (`web_search`)."""
     builtin = builtin_tools(options.tools.builtin_tools, provided=[AgentTool()])
     base: list[Tool] = [
         *(t for t in builtin if web_search or t.name != WEB_SEARCH),
         *options.tools.tools,
     ]
-    mcp_tools: list[Tool] = []
-    late: Callable[[], Sequence[Tool]] | None = None
-    if mcp is not None:
-        manager, joining = mcp, tuple(late_servers)
-        now = [name for name in manager.statuses() if name not in joining]
-        mcp_tools = list(manager.tools(now))
-        late = (lambda: manager.tools(joining)) if joining else None
     setting = options.tools.tool_search
     policy = parse_tool_search(setting if setting is not None else workspace.settings.tool_search)
     eager, deferred = plan_deferral(
-        [*base, *mcp_tools], context_window=context_window, policy=policy, deferrable=is_mcp_tool
+        [*base, *mcp.at_start], context_window=context_window, policy=policy, deferrable=is_mcp_tool
     )
     if deferred:
         eager.append(ToolSearchTool(lambda: deferred))
@@ -79,7 +72,7 @@ def build_tools(
             session_id=session_id,
         )
     )
-    return ToolSet(tuple(eager), tuple(deferred), late)
+    return ToolSet(tuple(eager), tuple(deferred), mcp.late)
 
 
 def build_output_tool(options: AgentOptions) -> StructuredOutputTool | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..report.costs import CostBreakdown
     from ..skills import Skill
     from ..tools.mcp import McpServerStatus
+    from ..tools.mcp_login import LoginResult
 from ..errors import ConfigError, QueryloopError
 from ..loop.deferred import Decision, check_decisions, resolve_deferred
 from ..loop.events import (
@@ -244,6 +245,38 @@ class Agent(Generic[OutputT]):
         """The session's MCP servers by name and how each is doing (connected, failed with
         its message, ...); empty until the session started or when it has none."""
         return self._state.mcp_status
+
+    async def mcp_reconnect(self, name: str) -> McpServerStatus:
+        """Close MCP server `name`'s connection (if any) and connect it afresh, the other
+        servers left alone (Claude Code's `/mcp` → Reconnect). Returns its status once it is
+        connected or has failed (within `MCP_TIMEOUT`). A server that joins the session now
+        (it failed or was still connecting at the start) brings its tools: the next request
+        sends them at the end of the tools array; one the session started with keeps its
+        tools where they were. Starts the session first if it has not started.
+
+        Raises:
+            McpLoginError: the session has no MCP server `name` (the message names those it
+                has).
+        """
+        started = await self._started()
+        return await started.mcp_reconnect(name)
+
+    async def mcp_login(self, name: str, show: Callable[[str], Awaitable[None]]) -> LoginResult:
+        """Log in to the OAuth-protected MCP server `name` as `queryloop mcp login NAME`
+        does, then reconnect it in this session with the new tokens (`mcp_reconnect`).
+        `show(url)` presents the authorization URL (print it; nothing opens a browser) and
+        is awaited on this event loop; the call returns once the browser came back to the
+        loopback callback and the server answered (or the login failed: see the result's
+        status), within 5 minutes. Cancelling the call stops the login and releases the
+        callback port; the session is left as it was. Starts the session first if it has
+        not started.
+
+        Raises:
+            McpLoginError: no MCP server `name`, a server without a login (stdio), or its
+                `oauth.callbackPort` in use.
+        """
+        started = await self._started()
+        return await started.mcp_login(name, show)
 
     @property
     def model(self) -> str:

@@ -32,6 +32,7 @@ from ..telemetry import Telemetry, ThreadTrace
 from ..tools.base import Tool
 from .attachments import SessionAttachments
 from .hook_points import SettingsWatch
+from .mcp_late import SessionMcp
 from .options import AgentOptions
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from ..agents.wiring import SubagentParts
     from ..config.status_line import StatusLineSetting
     from ..tasks import TaskManager
-    from ..tools.mcp import McpServerStatus
 
 
 class HookedSummarizer:
@@ -136,8 +136,9 @@ class Runtime:
     """What `Started.aclose` stops (MCP servers, background tasks, the provider's client)."""
     settings_watch: SettingsWatch
     """The settings files read at the start; a change runs ConfigChange hooks."""
-    mcp_status: Callable[[], dict[str, McpServerStatus]]
-    """The MCP servers by name and how each is doing (empty without servers)."""
+    mcp: SessionMcp
+    """The session's MCP servers: how each is doing, reconnecting one, logging in to one, and
+    which joined after the start (no servers: empty answers)."""
     facts: SessionFacts
     """What the session's prefix is built from (`context.facts`); a new transcript after
     /clear records them too."""

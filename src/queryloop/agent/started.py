@@ -7,7 +7,7 @@ way from the first to the second, and `Started.aclose` the way back."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..skills import Skill
     from ..tasks import TaskManager
     from ..tools.mcp import McpServerStatus
+    from ..tools.mcp_login import LoginResult
 
 
 class Unstarted:
@@ -169,7 +170,15 @@ class Started:
 
     @property
     def mcp_status(self) -> dict[str, McpServerStatus]:
-        return self.runtime.mcp_status()
+        return self.runtime.mcp.statuses()
+
+    async def mcp_reconnect(self, name: str) -> McpServerStatus:
+        """Connect MCP server `name` afresh; a server that joins brings its tools."""
+        return await self.runtime.mcp.reconnect(name, self.runtime.params.tool_context)
+
+    async def mcp_login(self, name: str, show: Callable[[str], Awaitable[None]]) -> LoginResult:
+        """Log in to MCP server `name`, then reconnect it in the session."""
+        return await self.runtime.mcp.login(name, show, self.runtime.params.tool_context)
 
     @property
     def model(self) -> str:

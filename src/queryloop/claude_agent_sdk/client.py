@@ -141,11 +141,20 @@ class ClaudeSDKClient:
         await agent.tasks.stop(task_id)
 
     async def reconnect_mcp_server(self, server_name: str) -> None:
-        """Not supported: a session's MCP servers start with it (an error says so)."""
-        raise ClaudeSDKError(
-            f"reconnect_mcp_server({server_name!r}) is not supported by queryloop: MCP "
-            "servers start with the session; reconnect by disconnecting and connecting again"
-        )
+        """Connect MCP server `server_name` afresh (`Agent.mcp_reconnect`): one that failed,
+        or one whose tokens a login stored meanwhile. A server that joins now brings its
+        tools from the next request on. Raises `ClaudeSDKError` when the reconnection fails
+        or the session has no such server (in-process servers have no connection)."""
+        agent = self._connected().agent
+        assert agent is not None
+        try:
+            status = await agent.mcp_reconnect(server_name)
+        except ConfigError as exc:  # no such server
+            raise ClaudeSDKError(str(exc)) from exc
+        if status.state != "connected":
+            raise ClaudeSDKError(
+                f"MCP server {server_name!r} did not reconnect: {status.message or status.state}"
+            )
 
     async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
         """Not supported: a session's tools are fixed when it starts (an error says so)."""

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .args import CliOptions
 from .exit_codes import ExitCode
 from .markup import escape_markup
+from .mcp_view import SUBCOMMANDS as MCP_SUBCOMMANDS
+from .mcp_view import mcp_view
 
 if TYPE_CHECKING:
     from ..session import SessionSummary, Transcript
@@ -99,6 +101,8 @@ class SlashCommand:
     name: str
     help: str
     handler: SlashHandler
+    subcommands: tuple[str, ...] = ()
+    """The words it takes first (`/mcp login`), offered by Tab after the name."""
 
 
 async def _help(host: CommandHost, _: str) -> bool:
@@ -249,19 +253,13 @@ async def _tasks(host: CommandHost, arg: str) -> bool:
     return True
 
 
-async def _mcp(host: CommandHost, _: str) -> bool:
-    """The session's MCP servers and how each is doing. A login runs outside the session
-    (`queryloop mcp login NAME`, which a failed server's message names); the servers
-    connect at start, so a new session picks the tokens up."""
-    servers = host.agent.mcp_status
-    if not servers:
-        host.console.print("[dim]No MCP servers in this session.[/]")
-        return True
-    for status in servers.values():
-        state = f"{status.tool_count} tools" if status.state == "connected" else status.state
-        line = f"  {status.name:<18} {state:<10} {status.message}"
-        host.console.print(line.rstrip(), markup=False, highlight=False)
-    return True
+async def _mcp(host: CommandHost, arg: str) -> bool:
+    """The session's MCP servers and how each is doing; `/mcp login NAME` logs in to an
+    OAuth-protected server from inside the session (the authorization URL is printed, the
+    browser's redirect awaited, Ctrl-C gives up) and `/mcp reconnect NAME` connects one
+    afresh. Either way a server that connects joins the session: its tools are in the next
+    request (`Agent.mcp_login`, `Agent.mcp_reconnect`; `cli.mcp_view` renders)."""
+    return await mcp_view(host, arg)
 
 
 async def _report(host: CommandHost, arg: str) -> bool:
@@ -302,7 +300,12 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("rewind", "restore code or conversation to before a prompt", _rewind),
         SlashCommand("memory", "memory files; /memory project|user TEXT adds a line", _memory),
         SlashCommand("tasks", "background tasks (also /bashes): /tasks stop ID", _tasks),
-        SlashCommand("mcp", "MCP servers and their status", _mcp),
+        SlashCommand(
+            "mcp",
+            "MCP servers and their status; /mcp login|reconnect NAME",
+            _mcp,
+            subcommands=MCP_SUBCOMMANDS,
+        ),
         SlashCommand("report", "write this session's HTML report [FILE]", _report),
         SlashCommand("agents", "the agents that loaded, with their source", _agents),
         SlashCommand("permissions", "the permission rules in force and their files", _permissions),

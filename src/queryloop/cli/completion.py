@@ -1,5 +1,5 @@
-"""Tab completion in the REPL: slash commands and skills (`/name`), and files after `@` (a
-mention attaches the file).
+"""Tab completion in the REPL: slash commands and skills (`/name`), the words a command takes
+first (`/mcp login`), and files after `@` (a mention attaches the file).
 
 `file_candidates` is pure (a folder and a typed prefix in, relative paths out) and unit-tested;
 `ReplCompleter` adapts it and the command table to prompt_toolkit (this module is imported
@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +34,15 @@ def command_candidates(typed: str, commands: Mapping[str, str]) -> list[tuple[st
     """(`/name`, help) for the commands whose name starts with what follows the `/`."""
     stem = typed[1:] if typed.startswith("/") else typed
     return [(f"/{name}", help) for name, help in commands.items() if name.startswith(stem)]
+
+
+def subcommand_candidates(typed: str, subcommands: Mapping[str, Sequence[str]]) -> list[str]:
+    """`/name word` for the words command `name` takes first that start with what is typed
+    after `/name ` (`/mcp l` → `/mcp login`); none once a word is complete and spaced."""
+    head, _, word = typed[1:].partition(" ")
+    if " " in word:
+        return []
+    return [f"/{head} {sub}" for sub in subcommands.get(head, ()) if sub.startswith(word)]
 
 
 def file_candidates(cwd: Path, typed: str, limit: int = MAX_CANDIDATES) -> list[str]:
@@ -72,11 +89,14 @@ class ReplCompleter(Completer):
         commands: Callable[[], Mapping[str, str]],
         *,
         ready: Callable[[], Awaitable[None]] | None = None,
+        subcommands: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.cwd = cwd
         self.commands = commands
         self.ready = ready
         """Awaited before `/` completions: the session's start (skills) may still run."""
+        self.subcommands = subcommands or {}
+        """Command name → the words it takes first (`SlashCommand.subcommands`)."""
 
     async def get_completions_async(
         self, document: Any, complete_event: Any
@@ -98,6 +118,10 @@ class ReplCompleter(Completer):
         if before.startswith("/") and " " not in before:
             for text, help in command_candidates(before, self.commands()):
                 yield Completion(text, start_position=-len(before), display_meta=help)
+            return
+        if before.startswith("/"):
+            for text in subcommand_candidates(before, self.subcommands):
+                yield Completion(text, start_position=-len(before))
             return
         word = document.get_word_before_cursor(WORD=True)
         if word.startswith("@"):

@@ -107,7 +107,10 @@ def prompt_session(
     return PromptSession(
         history=FileHistory(str(home / "history")),
         completer=ReplCompleter(
-            cwd, lambda: help_table(COMMANDS.values(), slash_commands()), ready=ready
+            cwd,
+            lambda: help_table(COMMANDS.values(), slash_commands()),
+            ready=ready,
+            subcommands={c.name: c.subcommands for c in COMMANDS.values() if c.subcommands},
         ),
         complete_while_typing=False,
         key_bindings=bindings,

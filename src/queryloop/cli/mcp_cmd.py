@@ -3,6 +3,8 @@ start, and logging in to one that uses OAuth (as `claude mcp login` does).
 
 `login` prints the authorization URL (open it in a browser), waits on a loopback address for
 the redirect, and stores the tokens in `$QUERYLOOP_HOME/mcp-auth/` (docs/settings.md#oauth).
+Inside a running REPL, `/mcp login NAME` does the same and connects the server in the session
+(`cli.mcp_view`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import asyncio
 from pathlib import Path
 from typing import TextIO
 
-from ..tools.mcp_server import McpServerConfig
-from .args import UsageError, _Parser, _resolve_cwd
+from ..tools.mcp_server import McpServerConfig, login_target
+from .args import _Parser, _resolve_cwd
 from .exit_codes import ExitCode
 
 
@@ -40,15 +42,7 @@ def mcp_command(argv: list[str], out: TextIO) -> int:
     servers = dict(workspace.mcp_servers)
     if ns.action == "list":
         return _list(servers, out)
-    config = servers.get(ns.name)
-    if config is None:
-        known = ", ".join(sorted(servers)) or "none"
-        raise UsageError(
-            f"no MCP server {ns.name!r} here (servers: {known}; see `queryloop mcp list`)"
-        )
-    if config.transport == "stdio":
-        raise UsageError(f"MCP server {ns.name!r} runs over stdio: it has no login")
-    return _login(config, out)
+    return _login(login_target(servers, ns.name), out)
 
 
 def _list(servers: dict[str, McpServerConfig], out: TextIO) -> int:

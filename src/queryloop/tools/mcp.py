@@ -8,7 +8,9 @@ requests through the session.
 
 A server that fails to start or dies later is reported in `statuses()` with a message (the
 tail of its stderr when there is one); the session goes on and calls to its tools return an
-is_error result saying the server is unavailable.
+is_error result saying the server is unavailable. `reconnect(name)` replaces one server's
+connection with a new one (after a login, or once the server is fixed); the tools hold the
+server's name, not its connection, so calls go to the new one.
 
 Those tasks run on an `McpLoop` (an event loop in a thread of its own, `mcp_loop`), not on
 the caller's loop: `start`, `close` and every request are sent there, so the servers start and
@@ -226,6 +228,17 @@ def _leaf(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+async def _stop(servers: Sequence[_Server]) -> None:
+    """Ask each server's task to end and wait for it (no leaked processes)."""
+    for server in servers:
+        server.stop.set()
+        if not server.ready.is_set() and server.task is not None:
+            server.task.cancel()  # still connecting: nothing to stop gracefully yet
+    tasks = [s.task for s in servers if s.task is not None]
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class McpManager:
     """All MCP servers of a session. Use `async with McpManager(servers) as mcp:`."""
 
@@ -244,15 +257,24 @@ class McpManager:
         `login`: a person is there to log in to an OAuth server (`queryloop mcp login`);
         without it a server that wants a login fails, naming that command."""
         self.call_timeout = call_timeout
-        self._servers = {
-            name: _Server(cfg, connect_timeout, cwd, login) for name, cfg in servers.items()
-        }
+        self._connect_timeout = connect_timeout
+        self._cwd = cwd
+        self._login = login
+        self._servers = {name: self._server(cfg) for name, cfg in servers.items()}
+        """Each server's connection of the moment (`reconnect` replaces one)."""
         self._tools: dict[tuple[str, ...], list[McpTool]] = {}
         """The tools of each set of connected servers asked for (the same objects each time)."""
         self._loop = loop
 
+    def _server(self, config: McpServerConfig) -> _Server:
+        return _Server(config, self._connect_timeout, self._cwd, self._login)
+
     async def __aenter__(self) -> McpManager:
-        await self.start()
+        try:
+            await self.start()
+        except BaseException:  # cancelled while connecting (Ctrl-C during a login): end all
+            await self.close()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -262,12 +284,16 @@ class McpManager:
         """Connect every server concurrently; returns when each is connected or has failed
         (each within `connect_timeout`), or at once with `wait=False` (`wait_ready` then
         tells when one is)."""
+        await self._home().run(self._start_here(wait))
+
+    def _home(self) -> McpLoop:
+        """The loop the servers live on, made and set up on first use."""
         if self._loop is None:
             self._loop = McpLoop()
-        bound_stdio_shutdown()
-        # Servers started and never closed (a start-up error after this) still end at exit.
-        self._loop.on_exit(self, self._close_here)
-        await self._loop.run(self._start_here(wait))
+            bound_stdio_shutdown()
+            # Servers started and never closed (a start-up error after this) still end at exit.
+            self._loop.on_exit(self, self._close_here)
+        return self._loop
 
     async def _start_here(self, wait: bool) -> None:
         for server in self._servers.values():
@@ -281,10 +307,46 @@ class McpManager:
         return [name for name, s in self._servers.items() if s.state == "pending"]
 
     async def wait_ready(self, name: str) -> McpServerStatus:
-        """Wait until server `name` is connected or has failed; its status then."""
-        server = self._servers[name]
-        await self._on_loop(server.ready.wait())
+        """Wait until server `name` is connected or has failed; its status then (that of the
+        connection made by a `reconnect` meanwhile, not the one it replaced)."""
+        await self._on_loop(self._ready_here(name))
         return self.statuses()[name]
+
+    async def _ready_here(self, name: str) -> None:
+        while True:
+            server = self._servers[name]
+            await server.ready.wait()
+            if self._servers[name] is server:
+                return
+
+    async def reconnect(self, name: str) -> McpServerStatus:
+        """Close server `name`'s connection, whatever its state (connected, failed, still
+        connecting), and connect it afresh with the manager's auth (the tokens a login stored
+        since are read now). Returns its status once it is connected or has failed, which the
+        connect timeout bounds. The other servers are left alone; this one's tools are listed
+        anew. Raises KeyError for a name the manager does not have."""
+        if name not in self._servers:
+            raise KeyError(name)
+        return await self._home().run(self._reconnect_here(name))
+
+    async def _reconnect_here(self, name: str) -> McpServerStatus:
+        old = self._servers[name]
+        new = self._servers[name] = self._server(old.config)  # calls now wait for this one
+        try:
+            await _stop([old])
+            new.task = asyncio.create_task(new.own(), name=f"mcp:{name}")
+            await new.ready.wait()
+        except asyncio.CancelledError:  # the caller gave up (Ctrl-C): no half-made connection
+            await _stop([old, new])
+            new.fail("the reconnection was interrupted")
+            new.ready.set()  # whoever waits for the server hears it
+            raise
+        finally:
+            old.errlog.close()
+        # The tool lists cached with the old connection's tools (asked for until it was
+        # replaced) must not answer for the new one.
+        self._tools = {servers: t for servers, t in self._tools.items() if name not in servers}
+        return McpServerStatus(name, new.state, new.message, len(new.tools))
 
     async def close(self) -> None:
         """Stop every server and wait for its task (no leaked processes), then the loop."""
@@ -298,19 +360,17 @@ class McpManager:
             server.errlog.close()
 
     async def _close_here(self) -> None:
-        for server in self._servers.values():
-            server.stop.set()
-            if not server.ready.is_set() and server.task is not None:
-                server.task.cancel()  # still connecting (a start that was itself cut short)
-        tasks = [s.task for s in self._servers.values() if s.task is not None]
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await _stop(list(self._servers.values()))
 
     async def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run `coro` where the server sessions live."""
         if self._loop is None:  # never started: no session, so it can only say "unavailable"
             return await coro
         return await self._loop.run(coro)
+
+    def configs(self) -> dict[str, McpServerConfig]:
+        """Every server's configuration, by name."""
+        return {name: server.config for name, server in self._servers.items()}
 
     def statuses(self) -> dict[str, McpServerStatus]:
         """Each server's state and message."""

@@ -9,9 +9,9 @@ tokens. This module gives it what is queryloop's to decide:
   written atomically with mode 0600; a file others can read is refused (fail closed: it holds
   secrets), a broken one is an error that names the file and the fix; neither stops other
   servers;
-- when a person is asked: only by `queryloop mcp login NAME` (`Interactive`: the URL is shown,
-  a loopback listener takes the redirect). At session start there is no one to ask, so a
-  server that wants a login fails with a message naming that command;
+- when a person is asked: only by `queryloop mcp login NAME` or `/mcp login NAME` in the REPL
+  (`Interactive`: the URL is shown, a loopback listener takes the redirect). At session start
+  there is no one to ask, so a server that wants a login fails with a message naming both;
 - that a stored token's expiry survives a restart, so an expired token is refreshed before the
   request instead of being sent and refused (the SDK keeps expiry in memory only).
 """
@@ -52,6 +52,11 @@ def login_command(name: str) -> str:
     return f"queryloop mcp login {name}"
 
 
+def repl_login_command(name: str) -> str:
+    """The REPL's command that logs in to server `name` inside the session."""
+    return f"/mcp login {name}"
+
+
 class McpAuthError(Exception):
     """A token file that cannot be used (broken, or readable by others); says which and why."""
 
@@ -60,7 +65,9 @@ class McpLoginRequired(Exception):
     """The server wants a login and there is no one to ask (session start)."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(f"needs login: run `{login_command(name)}`")
+        super().__init__(
+            f"needs login: run `{login_command(name)}` (in the REPL: `{repl_login_command(name)}`)"
+        )
 
 
 def token_file(config: McpServerConfig) -> Path | None:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..errors import ConfigError
+
 AUTH_DIR = "mcp-auth"
 """The folder under `$QUERYLOOP_HOME` that holds remote servers' OAuth tokens
 (`tools.mcp_auth`), one private file per server."""
@@ -50,3 +52,29 @@ class McpServerConfig:
     auth_dir: Path | None = None
     """Where this user's OAuth tokens for remote servers live (`$QUERYLOOP_HOME/mcp-auth`);
     None: no OAuth (the server must accept the request as configured)."""
+
+
+class McpLoginError(ConfigError):
+    """A login or reconnect that cannot be tried: no server of that name, a server that has
+    no login (stdio, or no token folder), or the login's callback port in use. The message
+    says which and what to do."""
+
+
+def named_server(servers: Mapping[str, McpServerConfig], name: str) -> McpServerConfig:
+    """Server `name` of `servers`; raises McpLoginError naming the servers there are."""
+    config = servers.get(name)
+    if config is None:
+        known = ", ".join(sorted(servers)) or "none"
+        raise McpLoginError(f"no MCP server {name!r} here (servers: {known})")
+    return config
+
+
+def login_target(servers: Mapping[str, McpServerConfig], name: str) -> McpServerConfig:
+    """Server `name`, which must be one a person can log in to (a remote server with a token
+    folder); raises McpLoginError otherwise."""
+    config = named_server(servers, name)
+    if config.transport == "stdio":
+        raise McpLoginError(f"MCP server {name!r} runs over stdio: it has no login")
+    if config.auth_dir is None:
+        raise McpLoginError(f"MCP server {name!r} has no token folder: it has no login")
+    return config

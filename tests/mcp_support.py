@@ -1,5 +1,5 @@
-"""Real MCP servers on 127.0.0.1 for the tests of this folder: a script of `servers/` in a
-subprocess on a free port, stopped when the test ends."""
+"""Real MCP servers on 127.0.0.1 for tests: a script of `mcp/servers/` in a subprocess on a
+free port, stopped when the test ends; and the browser's part of an OAuth login."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SERVERS = Path(__file__).parent / "servers"
+import httpx
+
+SERVERS = Path(__file__).parent / "mcp" / "servers"
 
 
 def free_port() -> int:
@@ -57,3 +59,16 @@ def served(script: str, *args: str) -> Iterator[int]:
             proc.wait(timeout=10)
         return
     raise AssertionError(f"{script} did not start on any of three free ports")
+
+
+def follow(url: str) -> None:
+    """The browser: open the authorization page, follow its redirect to the callback."""
+    page = httpx.get(url, follow_redirects=True, timeout=30)
+    assert page.status_code == 200 and "login complete" in page.text, page.text
+
+
+async def follow_async(url: str) -> None:
+    """`follow` for a login's `show` callback (awaited on the caller's event loop)."""
+    async with httpx.AsyncClient() as browser:
+        page = await browser.get(url, follow_redirects=True, timeout=30)
+    assert page.status_code == 200 and "login complete" in page.text, page.text
