@@ -287,12 +287,13 @@ class McpManager:
         await self._home().run(self._start_here(wait))
 
     def _home(self) -> McpLoop:
-        """The loop the servers live on, made and set up on first use."""
+        """The loop the servers live on (made on first use unless the caller gave one), set
+        up for the servers about to start there (both steps are idempotent)."""
         if self._loop is None:
             self._loop = McpLoop()
-            bound_stdio_shutdown()
-            # Servers started and never closed (a start-up error after this) still end at exit.
-            self._loop.on_exit(self, self._close_here)
+        bound_stdio_shutdown()
+        # Servers started and never closed (a start-up error after this) still end at exit.
+        self._loop.on_exit(self, self._close_here)
         return self._loop
 
     async def _start_here(self, wait: bool) -> None:
@@ -337,9 +338,10 @@ class McpManager:
             new.task = asyncio.create_task(new.own(), name=f"mcp:{name}")
             await new.ready.wait()
         except asyncio.CancelledError:  # the caller gave up (Ctrl-C): no half-made connection
-            await _stop([old, new])
+            # Said before the task ends: its end wakes the waiters, who must hear this.
             new.fail("the reconnection was interrupted")
-            new.ready.set()  # whoever waits for the server hears it
+            await _stop([old, new])
+            new.ready.set()
             raise
         finally:
             old.errlog.close()
