@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from mcp_support import SERVERS, served
 
+from mcp_support import SERVERS, served
 from queryloop.config import McpServerConfig, load_mcp_config
 from queryloop.messages import UserMessage
 from queryloop.messages.blocks import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_support import served
 
 from agent_support import agent_on
+from mcp_support import served
 from queryloop.testing import MessagesServer, text, tool_use, turn
 
 pytestmark = pytest.mark.usefixtures("api_key")
