@@ -47,6 +47,9 @@ from .context import (
 from .modes import EDIT_TOOLS, PermissionMode
 from .rules import MatchContext, PermissionRule
 
+if TYPE_CHECKING:
+    from .shell.write_guard import ProtectedWrite
+
 __all__ = [
     "BYPASS_DISABLED",
     "DEFAULT_MANAGED_SETTINGS",
@@ -392,9 +395,6 @@ def _headless_message(
         f"it in this non-interactive session. {how}."
     )
 
-
-if TYPE_CHECKING:
-    from .shell.write_guard import ProtectedWrite
 
 if TYPE_CHECKING:  # mypy proves the checker satisfies the executor's protocol
     from ..tools import base as _base
