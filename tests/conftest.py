@@ -33,6 +33,12 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The `slow` tests first, in their order: pytest-xdist hands tests out in collection
+    order, so a minute-long end-to-end test handed out last would be the whole run's tail."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True)
 def _own_queryloop_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -192,6 +192,7 @@ def test_agent_kwargs_match_the_options_one_for_one() -> None:
 
 # mypy --strict over the whole package: minutes on a loaded 2-core machine (the subprocess's
 # own timeout is the bound), not the suite's 120 s default.
+@pytest.mark.slow
 @pytest.mark.timeout(330)
 def test_mypy_catches_a_misspelled_or_mistyped_option(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
