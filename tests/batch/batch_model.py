@@ -17,6 +17,11 @@ from queryloop.testing import text, tool_use, turn
 
 TASK_ID = re.compile(r"task (t\d+)")
 
+PARENT_ALIVE = "kill -0 $PPID 2>/dev/null"
+"""A held Bash call's loop goes on only while the worker that ran it lives: a test that kills
+the worker (its Bash command runs in a session of its own, out of the killed group) or fails
+before releasing the hold leaves no loop behind."""
+
 
 def task_id_of(body: dict[str, Any]) -> str:
     match = TASK_ID.search(json.dumps(body["messages"]))
@@ -48,7 +53,8 @@ class BatchModel:
             pid_file = self.pids / f"{task}.pid"
             command = (
                 f"echo $PPID $$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file}; "
-                f"while [ -e {self.marks / task} ]; do sleep 0.05; done; cat task.txt"
+                f"while [ -e {self.marks / task} ] && {PARENT_ALIVE}; do sleep 0.05; done; "
+                f"cat task.txt"
             )
             return turn(text(f"Working on {task}."), tool_use("Bash", {"command": command}))
         return turn(text(f"answer for {task}"))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batch_model import has_tool_result, task_id_of
+from batch_model import PARENT_ALIVE, has_tool_result, task_id_of
 from batch_support import batch_process
 
 from queryloop.batch import BatchTask, read_results
@@ -53,7 +53,8 @@ class WritingModel:
             return turn(text(f"answer for {task}"))
         started, mark = self.folder / f"{task}.started", self.folder / f"{task}.hold"
         command = (
-            f"touch {started}; while [ -e {mark} ]; do sleep 0.05; done; echo {task} > out.txt"
+            f"touch {started}; while [ -e {mark} ] && {PARENT_ALIVE}; do sleep 0.05; done; "
+            f"echo {task} > out.txt"
         )
         return turn(text(f"Working on {task}."), tool_use("Bash", {"command": command}))
 
@@ -97,6 +98,25 @@ def wait_for(what: str, predicate: Any, timeout: float = 60.0) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def streamed_to_its_end(transcript: Path) -> bool:
+    """Whether the task's transcript holds its tool call's whole message, not only the draft
+    written before the tool started: the tool may start while the response still streams,
+    and an interrupt then is `aborted_streaming`, not `aborted_tools`."""
+    if not transcript.is_file():
+        return False
+    drafts: set[str] = set()
+    for line in transcript.read_text().split("\n")[:-1]:  # whole lines: it is being written
+        record = json.loads(line)
+        message = record.get("message") or {}
+        if record.get("record") != "message" or message.get("type") != "assistant":
+            continue
+        if record.get("partial"):
+            drafts.add(message["uuid"])
+        elif message["uuid"] in drafts:
+            return True
+    return False
+
+
 def result_records(transcript: Path) -> list[dict[str, Any]]:
     lines = [json.loads(line) for line in transcript.read_text().splitlines() if line.strip()]
     return [r for r in lines if r.get("record") == "result"]
@@ -117,15 +137,25 @@ def test_ctrl_c_prints_the_summary_and_a_rerun_resumes_the_interrupted_tasks(
     model = WritingModel(tmp_path / "model")
     for task in ids[2:]:
         model.hold(task)
+
+    def transcript(task: str) -> Path:
+        session = BatchTask(task, "x").with_session(str(out.resolve())).session
+        assert session is not None
+        return session_path(session, tasks.parent / "w" / task, home)
+
+    def in_its_tool(task: str) -> bool:
+        return model.running(task) and streamed_to_its_end(transcript(task))
+
     with MessagesServer(model) as server:
         first = batch_process(tasks, out, server, home, env=PROGRESS_IN_PIPE)
         stderr = Stderr(first)
         try:
-            # t0 and t1 are done, t2 and t3 are inside their Bash calls: Ctrl-C (the
-            # terminal sends SIGINT to the whole foreground process group).
+            # t0 and t1 are done, t2 and t3 are inside their Bash calls, their responses
+            # streamed to the end: Ctrl-C (the terminal sends SIGINT to the whole foreground
+            # process group).
             wait_for(
                 "2/6 with t2 and t3 running",
-                lambda: "2/6" in stderr.text and model.running("t2") and model.running("t3"),
+                lambda: "2/6" in stderr.text and in_its_tool("t2") and in_its_tool("t3"),
             )
             os.killpg(first.pid, signal.SIGINT)
             stdout, _ = first.communicate(timeout=60)
@@ -141,10 +171,7 @@ def test_ctrl_c_prints_the_summary_and_a_rerun_resumes_the_interrupted_tasks(
         assert sorted(read_results(out)) == ["t0", "t1"]
         # The interrupt came while the tools ran: that is aborted_tools.
         for task in ("t2", "t3"):
-            session = BatchTask(task, "x").with_session(str(out.resolve())).session
-            assert session is not None
-            transcript = session_path(session, tasks.parent / "w" / task, home)
-            assert [r["terminal"] for r in result_records(transcript)] == ["aborted_tools"]
+            assert [r["terminal"] for r in result_records(transcript(task))] == ["aborted_tools"]
 
         model.release_all()
         before = len(server.requests)

@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from batch_model import PARENT_ALIVE
 from batch_support import batch_process
 
 from queryloop.batch import RESUME_PROMPT, BatchTask, read_results, run_task
@@ -46,7 +47,9 @@ class TwoStepModel:
             return turn(text("finished t1"))
         if "first-step" not in seen:
             return turn(text("Step one."), tool_use("Bash", {"command": "echo first-step"}))
-        command = f"touch {self.started}; while [ -e {self.hold} ]; do sleep 0.05; done"
+        command = (
+            f"touch {self.started}; while [ -e {self.hold} ] && {PARENT_ALIVE}; do sleep 0.05; done"
+        )
         return turn(text("Step two."), tool_use("Bash", {"command": command}))
 
 

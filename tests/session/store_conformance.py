@@ -139,7 +139,7 @@ def check_list_sessions_newest_first(store_factory: StoreOpener) -> None:
     before = int(time.time() * 1000) - 1000
     for session in ("a", "b", "c"):
         store.append(key(session), [message(1)])
-        time.sleep(0.002)  # distinct mtimes for the file store's clock
+        time.sleep(0.02)  # distinct mtimes: the kernel stamps files with a jiffy-coarse clock
     store.append(key("a"), [message(2)])
     store.append(key("other", project="-elsewhere"), [message(1)])
     store.append(key("c", subpath="subagents/agent-x"), [message(1)])  # not a session
